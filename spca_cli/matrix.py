@@ -1,0 +1,236 @@
+"""The word co-occurrence matrix A = S^T S as an operator, and its deflated views.
+
+A corpus of m documents over n words is a sparse matrix S (m x n). Its co-occurrence matrix
+A = S^T S is n x n and, for a real vocabulary, far too dense to form: every solver here only
+needs products A X, small principal submatrices A[J, J] and the diagonal, all of which cost a
+couple of sparse products with S. :class:`Gram` provides exactly those, for A = S^T S or for a
+dense PSD matrix given directly (``.npy`` input).
+
+Deflation between components is a *view* of the same operator (nothing n x n is ever formed):
+
+* ``remove``: A' = M A M, with M the diagonal 0/1 mask of words not yet used (2015 paper);
+* ``projection``: A' = Q^T (M A M) Q with Q = P_1 P_2 ... P_t, P_i = I - x_i x_i^T (Mackey 2008).
+  Q is kept in the compact form Q = I - X R X^T (X n x t, R t x t upper triangular), so a
+  product with A' costs one product with A plus O(n t) work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
+
+__all__ = ["Gram", "check_psd_matrix"]
+
+
+class Gram:
+    """A = S^T S (or a dense PSD A), optionally deflated.
+
+    Parameters
+    ----------
+    S : sparse matrix of shape (n_documents, n_words), optional
+        Document-word matrix; A = S^T S is never formed densely.
+    dense : ndarray of shape (n_words, n_words), optional
+        A PSD matrix given directly. Exactly one of ``S`` and ``dense`` is given.
+
+    Notes
+    -----
+    Instances are immutable: :meth:`remove` and :meth:`project_out` return new views that share
+    the underlying data, so the original A stays available for reporting explained variance.
+    """
+
+    def __init__(self, S=None, dense=None, *, _mask=None, _X=None, _R=None):
+        if (S is None) == (dense is None):
+            raise ValueError("give exactly one of S and dense")
+        if S is not None:
+            S = sp.csr_array(S, dtype=np.float64)
+            self.n = S.shape[1]
+        else:
+            dense = np.ascontiguousarray(dense, dtype=np.float64)
+            self.n = dense.shape[0]
+        self.S = S
+        self.dense = dense
+        self.mask = _mask  # (n,) float 0/1, or None for "all words active"
+        self.X = _X  # (n, t) unit vectors projected out, or None
+        self.R = _R  # (t, t) so that Q = I - X R X^T
+        self._diag_cache = None
+        self._MX_cache = None
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_documents(cls, S):
+        """A = S^T S for a document-word matrix S of shape (n_documents, n_words)."""
+        return cls(S=S)
+
+    @classmethod
+    def from_dense(cls, A):
+        """A dense symmetric PSD matrix of shape (n, n), used as is."""
+        return cls(dense=A)
+
+    @property
+    def shape(self):
+        return (self.n, self.n)
+
+    @property
+    def is_deflated(self):
+        return self.mask is not None or self.X is not None
+
+    def original(self):
+        """The undeflated A this view was made from."""
+        return Gram(S=self.S, dense=self.dense)
+
+    # ------------------------------------------------------------------ base products (undeflated)
+    def _base_matmat(self, X):
+        if self.S is not None:
+            return np.asarray(self.S.T @ (self.S @ X))
+        return self.dense @ X
+
+    def _base_submatrix(self, idx):
+        if self.S is not None:
+            cols = self.S[:, idx]
+            return np.asarray((cols.T @ cols).toarray())
+        return self.dense[np.ix_(idx, idx)].copy()
+
+    def _base_diagonal(self):
+        if self.S is not None:
+            return np.asarray(self.S.multiply(self.S).sum(axis=0)).ravel()
+        return np.diag(self.dense).copy()
+
+    def _masked_X(self):
+        if self._MX_cache is None:
+            self._MX_cache = self.X if self.mask is None else self.X * self.mask[:, None]
+        return self._MX_cache
+
+    # ------------------------------------------------------------------ products with A'
+    def matmat(self, V):
+        """A' V for V of shape (n, p) (or (n,)), without forming A'."""
+        V = np.asarray(V, dtype=np.float64)
+        one_d = V.ndim == 1
+        if one_d:
+            V = V[:, None]
+        if self.X is not None:
+            V = V - self.X @ (self.R @ (self.X.T @ V))  # Q V
+        if self.mask is not None:
+            V = V * self.mask[:, None]
+        W = self._base_matmat(V)
+        if self.mask is not None:
+            W = W * self.mask[:, None]
+        if self.X is not None:
+            W = W - self.X @ (self.R.T @ (self.X.T @ W))  # Q^T W
+        return W[:, 0] if one_d else W
+
+    def matvec(self, v):
+        return self.matmat(np.asarray(v, dtype=np.float64).ravel())
+
+    def quadratic(self, x):
+        """x^T A' x for a dense vector x of length n."""
+        x = np.asarray(x, dtype=np.float64)
+        return float(x @ self.matvec(x))
+
+    def sparse_quadratic(self, indices, weights):
+        """x^T A' x for x with ``weights`` on ``indices`` (cheap on the undeflated A)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
+        sub = self.submatrix(indices)
+        return float(weights @ sub @ weights)
+
+    def as_linear_operator(self):
+        return LinearOperator(self.shape, matvec=self.matvec, matmat=self.matmat,
+                              rmatvec=self.matvec, dtype=np.float64)
+
+    # ------------------------------------------------------------------ entries of A'
+    def submatrix(self, idx):
+        """The dense principal submatrix A'[idx, idx] of shape (len(idx), len(idx)).
+
+        With projection deflation B = M Q E_J = M E_J - (M X) Z^T with Z = X_J R^T, so
+        B^T A B needs only A_JJ, C = A (M X) (one block product) and small dense algebra.
+        """
+        idx = np.asarray(idx, dtype=np.int64)
+        sub = self._base_submatrix(idx)
+        m = None if self.mask is None else self.mask[idx]
+        if m is not None:
+            sub = sub * np.outer(m, m)
+        if self.X is not None:
+            MX = self._masked_X()
+            C = self._base_matmat(MX)  # (n, t)
+            Z = self.X[idx] @ self.R.T  # (|J|, t)
+            CJ = C[idx] if m is None else C[idx] * m[:, None]
+            cross = CJ @ Z.T  # E_J^T M A (M X) Z^T
+            sub = sub - cross - cross.T + Z @ (MX.T @ C) @ Z.T
+        return 0.5 * (sub + sub.T)
+
+    def diagonal(self):
+        """diag(A') of length n (cached: a view never changes)."""
+        if self._diag_cache is None:
+            d = self._base_diagonal()
+            if self.mask is not None:
+                d = d * self.mask
+            if self.X is not None:
+                MX = self._masked_X()
+                C = self._base_matmat(MX)
+                Zall = self.X @ self.R.T  # (n, t)
+                mC = C if self.mask is None else C * self.mask[:, None]
+                d = d - 2.0 * np.einsum("ij,ij->i", mC, Zall)
+                d = d + np.einsum("ij,ij->i", Zall @ (MX.T @ C), Zall)
+            self._diag_cache = np.maximum(d, 0.0)
+        return self._diag_cache
+
+    def to_dense(self):
+        """A' as a dense (n, n) array; only for small n (tests, tiny matrices)."""
+        return self.submatrix(np.arange(self.n))
+
+    # ------------------------------------------------------------------ deflation views
+    def active(self):
+        """Boolean mask of words a solver may still choose."""
+        if self.mask is None:
+            return np.ones(self.n, dtype=bool)
+        return self.mask > 0
+
+    def remove(self, indices):
+        """A' = M A M with the words ``indices`` masked out as well (disjoint supports)."""
+        mask = np.ones(self.n) if self.mask is None else self.mask.copy()
+        mask[np.asarray(indices, dtype=np.int64)] = 0.0
+        return Gram(S=self.S, dense=self.dense, _mask=mask, _X=self.X, _R=self.R)
+
+    def project_out(self, x):
+        """A' = P A P with P = I - x x^T for the unit vector x (dense, length n).
+
+        Q_new = Q P = I - [X x] R_new [X x]^T with R_new = [[R, -R X^T x], [0, 1]].
+        """
+        x = np.asarray(x, dtype=np.float64).ravel()
+        x = x / np.linalg.norm(x)
+        if self.X is None:
+            X_new, R_new = x[:, None], np.ones((1, 1))
+        else:
+            t = self.X.shape[1]
+            R_new = np.zeros((t + 1, t + 1))
+            R_new[:t, :t] = self.R
+            R_new[:t, t] = -self.R @ (self.X.T @ x)
+            R_new[t, t] = 1.0
+            X_new = np.column_stack([self.X, x])
+        return Gram(S=self.S, dense=self.dense, _mask=self.mask, _X=X_new, _R=R_new)
+
+
+def check_psd_matrix(A, *, tol=1e-8):
+    """Check that A is a finite, square, symmetric matrix; return it as float64.
+
+    Raises ``ValueError`` with a sentence a user can act on (the CLI adds the file name).
+    Symmetry is checked relative to the largest entry; tiny asymmetry is averaged away.
+    """
+    A = np.asarray(A)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"matrix must be 2-dimensional and square, got shape {A.shape}")
+    if A.shape[0] == 0:
+        raise ValueError("matrix is empty")
+    if not np.issubdtype(A.dtype, np.number):
+        raise ValueError(f"matrix must hold numbers, got dtype {A.dtype}")
+    A = A.astype(np.float64)
+    if not np.all(np.isfinite(A)):
+        bad = np.argwhere(~np.isfinite(A))[0]
+        raise ValueError(f"matrix holds NaN or infinity (first at row {bad[0]}, column {bad[1]})")
+    scale = max(np.abs(A).max(), 1.0)
+    asym = np.abs(A - A.T).max()
+    if asym > tol * scale:
+        i, j = np.unravel_index(np.argmax(np.abs(A - A.T)), A.shape)
+        raise ValueError(f"matrix is not symmetric (A[{i},{j}] = {A[i, j]:g} but A[{j},{i}] = {A[j, i]:g})")
+    return 0.5 * (A + A.T)

@@ -1,0 +1,16 @@
+"""Sparse PCA solvers. ``SOLVERS`` maps each ``--solver`` name to its function.
+
+Single-component solvers share the signature documented in :mod:`spca_cli.solvers._base`;
+``JOINT_SOLVERS`` compute all components at once (disjoint supports).
+"""
+
+from spca_cli.solvers._base import SolverOutput
+from spca_cli.solvers.threshold import threshold
+
+SOLVERS = {
+    "threshold": threshold,
+}
+
+JOINT_SOLVERS = {}
+
+__all__ = ["SOLVERS", "JOINT_SOLVERS", "SolverOutput", "threshold"]

@@ -1,0 +1,114 @@
+"""What every solver returns, the shared parameter checks, and the one sign rule.
+
+A single-component solver is a plain function
+
+    solver(A, k, *, eigen, rank=..., random_state=None, time_limit=None, **options) -> SolverOutput
+
+where ``A`` is a :class:`~spca_cli.matrix.Gram` (possibly a deflated view) and ``eigen`` the
+leading eigenpairs of that same view (computed once by the pipeline and shared with the bounds).
+The pipeline in :mod:`spca_cli.topics` runs the deflation loop and reports every component on
+the original A. A joint solver (``bipartite``) returns all components at once instead.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spca_cli.errors import SpcaParameterError
+
+__all__ = ["SolverOutput", "check_int", "check_float", "check_k", "finish_component",
+           "leading_eigvec", "ConvergenceWarning"]
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solver stopped at its iteration or time limit."""
+
+
+@dataclass
+class SolverOutput:
+    """One sparse component found on the solver's (possibly deflated) matrix A'.
+
+    Attributes
+    ----------
+    indices : ndarray of int64, shape (k,)
+        Chosen words, ordered by decreasing |weight|.
+    weights : ndarray of float64, shape (k,)
+        Unit-norm weights on ``indices``; the largest-|weight| entry is positive.
+    value : float
+        x^T A' x on the solver's matrix.
+    bounds : list of (float, str)
+        Upper bounds on the best k-sparse x^T A' x that only this solver can give (for example
+        ``(OPT_d + lambda_{d+1}, "rank-3 spannogram + lambda_4")``); the pipeline adds the
+        general ones (lambda_1, top-k diagonal) and reports the smallest.
+    info : dict
+        JSON-ready facts about the run (surviving words, candidates, iterations, exactness...).
+    """
+
+    indices: np.ndarray
+    weights: np.ndarray
+    value: float
+    bounds: list = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+
+def check_int(name, value, low=None, high=None):
+    """Return ``value`` as an int, or raise a message naming the parameter and what is allowed."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SpcaParameterError(f"{name} must be an int, got {value!r}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        raise SpcaParameterError(f"{name} must be an int in the range [{lo}, {hi}], got {value}")
+    return value
+
+
+def check_float(name, value, low=None, high=None, *, low_open=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SpcaParameterError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    bad_low = low is not None and (value <= low if low_open else value < low)
+    if bad_low or (high is not None and value > high) or not np.isfinite(value):
+        left = "(" if low_open else "["
+        raise SpcaParameterError(f"{name} must be in the range {left}{low}, {high}], got {value}")
+    return value
+
+
+def check_k(A, k):
+    """k must be >= 1 and no more than the words a solver may still choose."""
+    k = check_int("k", k, 1)
+    available = int(A.active().sum())
+    if k > available:
+        raise SpcaParameterError(
+            f"k must be <= the number of words still available; got k={k} > {available}")
+    return k
+
+
+def leading_eigvec(sub):
+    """Largest eigenvalue and unit eigenvector of a small dense symmetric matrix."""
+    vals, vecs = np.linalg.eigh(sub)
+    return float(vals[-1]), vecs[:, -1]
+
+
+def finish_component(A, indices, weights=None, *, bounds=(), info=None):
+    """Build a :class:`SolverOutput` from a support, applying the one sign and order rule.
+
+    If ``weights`` is None the weights are the leading eigenvector of A'[indices, indices],
+    which is the best unit vector on that support (Lemma 2 of the 2013 paper).
+    """
+    indices = np.asarray(indices, dtype=np.int64)
+    sub = A.submatrix(indices)
+    if weights is None:
+        _, weights = leading_eigvec(sub)
+    weights = np.asarray(weights, dtype=np.float64)
+    weights = weights / np.linalg.norm(weights)
+    order = np.lexsort((indices, -np.abs(weights)))  # by |weight| desc, ties by index
+    indices, weights = indices[order], weights[order]
+    if weights[0] < 0:  # sign rule: the largest-|weight| entry is positive
+        weights = -weights
+    value = float(weights @ A.submatrix(indices) @ weights)
+    return SolverOutput(indices=indices, weights=weights, value=value,
+                        bounds=list(bounds), info=dict(info or {}))
