@@ -19,7 +19,7 @@ import numpy as np
 
 from spca_cli.errors import SpcaParameterError
 
-__all__ = ["SolverOutput", "check_int", "check_float", "check_k", "finish_component",
+__all__ = ["SolverOutput", "JointOutput", "check_int", "check_float", "check_k", "finish_component",
            "leading_eigvec", "ConvergenceWarning"]
 
 
@@ -50,6 +50,26 @@ class SolverOutput:
     indices: np.ndarray
     weights: np.ndarray
     value: float
+    bounds: list = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class JointOutput:
+    """Several components computed jointly (disjoint supports), e.g. by the bipartite solver.
+
+    Attributes
+    ----------
+    components : list of SolverOutput
+        One per component, each finished with :func:`finish_component` on the undeflated A.
+    bounds : list of (float, str)
+        Upper bounds on the best achievable TOTAL sum_j x_j^T A x_j over disjoint k-sparse unit
+        vectors, with the inequality that gave each; the pipeline reports the smallest.
+    info : dict
+        JSON-ready facts (samples drawn, samples per second, time_limited, ...).
+    """
+
+    components: list
     bounds: list = field(default_factory=list)
     info: dict = field(default_factory=dict)
 
