@@ -1,0 +1,243 @@
+"""The one pipeline behind ``spca topics``, ``spca daily`` and ``spca reproduce``.
+
+input (Corpus or MatrixInput) -> Gram operator A -> eigenpairs -> solver -> components
+(deflating between them) -> bounds -> :class:`TopicsResult`, which :mod:`spca_cli.report` renders.
+
+Every component's ``explained_variance`` is measured on the ORIGINAL A, while its bound and
+``certified_ratio`` refer to the problem the solver actually faced (A after deflation), as
+SPEC.md defines them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spca_cli import bounds as _bounds
+from spca_cli.errors import SpcaParameterError
+from spca_cli.matrix import Gram
+from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
+from spca_cli.solvers._base import check_int
+from spca_cli.spectrum import top_eigenpairs
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Topic", "TopicsResult", "run_topics", "DEFLATIONS"]
+
+DEFLATIONS = ("remove", "projection")
+
+
+@dataclass
+class Topic:
+    """One reported component (a topic)."""
+
+    index: int
+    indices: np.ndarray
+    words: list
+    weights: np.ndarray
+    explained_variance: float
+    variance_ratio: float
+    cumulative_ratio: float
+    upper_bound: float
+    bound_source: str
+    certified_ratio: float
+    problem_value: float
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class TopicsResult:
+    solver: str
+    params: dict
+    input: dict
+    eigenvalues: list
+    components: list
+    total_explained_variance: float
+    seconds: dict
+    total_bound: tuple | None = None
+    notes: list = field(default_factory=list)
+
+
+def _gram_and_labels(data):
+    """A Gram operator and the word labels for a Corpus (S) or a MatrixInput (dense A)."""
+    if getattr(data, "S", None) is not None:
+        S = data.S
+        A = Gram.from_documents(S)
+        labels = np.asarray(data.vocabulary, dtype=object)
+        summary = {"path": str(data.path), "documents": int(S.shape[0]),
+                   "words": int(S.shape[1]), "nonzeros": int(S.nnz)}
+    else:
+        A = Gram.from_dense(data.A)
+        labels = np.asarray(data.labels, dtype=object)
+        summary = {"path": str(data.path), "documents": None, "words": int(data.A.shape[0]),
+                   "nonzeros": int(np.count_nonzero(data.A))}
+    return A, labels, summary
+
+
+def _check_options(solver, A, k, n_components, rank, deflation):
+    if solver not in SOLVERS and solver not in JOINT_SOLVERS:
+        known = ", ".join(sorted([*SOLVERS, *JOINT_SOLVERS]))
+        raise SpcaParameterError(f"unknown solver {solver!r}; choose one of {known}")
+    k = check_int("k", k, 1)
+    n_components = check_int("components", n_components, 1)
+    rank = check_int("rank", rank, 1)
+    if deflation not in DEFLATIONS:
+        raise SpcaParameterError(f"deflation must be one of {', '.join(DEFLATIONS)}, got {deflation!r}")
+    if k > A.n:
+        raise SpcaParameterError(f"k must be <= the number of words; got k={k} > {A.n}")
+    if rank > A.n:
+        raise SpcaParameterError(f"rank must be <= the number of words; got rank={rank} > {A.n}")
+    disjoint = deflation == "remove" or solver in JOINT_SOLVERS
+    if disjoint and n_components * k > A.n:
+        raise SpcaParameterError(
+            f"components * k must be <= the number of words for disjoint topics; "
+            f"got {n_components} * {k} = {n_components * k} > {A.n}")
+    return k, n_components, rank
+
+
+def run_topics(data, *, solver="spannogram", k=10, n_components=1, rank=2, deflation="remove",
+               random_state=0, time_limit=None, solver_options=None, seconds=None):
+    """Find ``n_components`` sparse topics of ``data`` and certify each.
+
+    Parameters
+    ----------
+    data : Corpus or MatrixInput
+        From :func:`spca_cli.corpus.load_input`: a document-word matrix ``S`` (A = S^T S) or a
+        dense PSD matrix ``A``.
+    solver : str
+        A key of ``SOLVERS`` (one component at a time) or ``JOINT_SOLVERS`` (all at once).
+    k : int
+        Words per topic.
+    n_components : int
+        Number of topics.
+    rank : int
+        d, the rank of the approximation A_d (spannogram, nonneg) or of the sketch (bipartite).
+    deflation : {'remove', 'projection'}
+        How A is changed between components; ignored by joint solvers.
+    random_state : int or None
+        Seed for every random choice (eigensolver start, sampling).
+    time_limit : float or None
+        Seconds a solver may spend per component before returning its best so far.
+    solver_options : dict, optional
+        Extra keyword arguments for the solver (e.g. ``init`` for tpower).
+    seconds : dict, optional
+        Timings measured before this call (e.g. ``{"ingest": 1.2}``), reported with ours.
+
+    Returns
+    -------
+    TopicsResult
+    """
+    solver_options = dict(solver_options or {})
+    seconds = dict(seconds or {})
+    A0, labels, summary = _gram_and_labels(data)
+    k, n_components, rank = _check_options(solver, A0, k, n_components, rank, deflation)
+    joint = solver in JOINT_SOLVERS
+    n_eig = max(rank + 1, n_components + 1, 2)
+
+    t = time.perf_counter()
+    eigen0 = top_eigenpairs(A0, n_eig, random_state=random_state)
+    seconds["eigen"] = time.perf_counter() - t
+    seconds["solve"] = 0.0
+    lam = eigen0.values
+    notes = []
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if joint:
+            topics, total_bound = _run_joint(
+                solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,
+                solver_options, seconds)
+        else:
+            topics, total_bound = _run_deflation(
+                solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
+                time_limit, solver_options, seconds, n_eig)
+    for w in caught:
+        notes.append(str(w.message))
+
+    cumulative, lam_sum = 0.0, 0.0
+    for i, topic in enumerate(topics):
+        lam_i = float(lam[i]) if i < len(lam) else 0.0
+        topic.variance_ratio = topic.explained_variance / lam_i if lam_i > 0 else 0.0
+        cumulative += topic.explained_variance
+        lam_sum += lam_i
+        topic.cumulative_ratio = cumulative / lam_sum if lam_sum > 0 else 0.0
+        if topic.info.get("time_limited"):
+            notes.append(f"component {topic.index}: stopped at the time limit; the result is the "
+                         "best found so far and not certified exact on A_d")
+
+    params = {"k": k, "components": n_components, "rank": rank,
+              "deflation": None if joint else deflation, "seed": random_state}
+    if time_limit is not None:
+        params["time_limit"] = time_limit
+    params.update({key: val for key, val in solver_options.items() if val is not None})
+    return TopicsResult(
+        solver=solver, params=params, input=summary,
+        eigenvalues=[float(v) for v in lam[:max(n_components, rank + 1)]],
+        components=topics, total_explained_variance=float(sum(t.explained_variance for t in topics)),
+        seconds=seconds, total_bound=total_bound, notes=notes)
+
+
+def _make_topic(index, A0, out, labels, bound_list, *, problem_value=None):
+    value = out.value if problem_value is None else problem_value
+    ub, source = _bounds.tightest(bound_list)
+    explained = A0.sparse_quadratic(out.indices, out.weights)
+    return Topic(index=index, indices=out.indices, words=[str(labels[i]) for i in out.indices],
+                 weights=out.weights, explained_variance=explained, variance_ratio=0.0,
+                 cumulative_ratio=0.0, upper_bound=ub, bound_source=source,
+                 certified_ratio=_bounds.certified_ratio(value, ub), problem_value=value,
+                 info=out.info)
+
+
+def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
+                   time_limit, solver_options, seconds, n_eig):
+    solve = SOLVERS[solver]
+    A, eigen = A0, eigen0
+    topics = []
+    for index in range(1, n_components + 1):
+        if index > 1:
+            t = time.perf_counter()
+            eigen = top_eigenpairs(A, max(rank + 1, 2), random_state=random_state)
+            seconds["eigen"] += time.perf_counter() - t
+        options = dict(solver_options)
+        t = time.perf_counter()
+        if options.get("init") == "spannogram" and "spannogram" in SOLVERS:
+            # tpower's fourth initialisation: start from the rank-d spannogram's answer
+            start = SOLVERS["spannogram"](A, k, eigen=eigen, rank=rank, random_state=random_state,
+                                          time_limit=time_limit)
+            options["warm_start"] = (start.indices, start.weights)
+        out = solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
+                    time_limit=time_limit, **options)
+        seconds["solve"] += time.perf_counter() - t
+        bound_list = _bounds.single_bounds(A, k, eigen) + list(out.bounds)
+        topics.append(_make_topic(index, A0, out, labels, bound_list))
+        logger.info("component %d: %s", index, " ".join(topics[-1].words))
+        if index < n_components:
+            if deflation == "remove":
+                A = A.remove(out.indices)
+            else:
+                x = np.zeros(A.n)
+                x[out.indices] = out.weights
+                A = A.project_out(x)
+    return topics, None
+
+
+def _run_joint(solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,
+               solver_options, seconds):
+    t = time.perf_counter()
+    joint = JOINT_SOLVERS[solver](A0, k, n_components, eigen=eigen0, rank=rank,
+                                  random_state=random_state, time_limit=time_limit,
+                                  **solver_options)
+    seconds["solve"] += time.perf_counter() - t
+    single = _bounds.single_bounds(A0, k, eigen0)
+    topics = []
+    for index, out in enumerate(joint.components, start=1):
+        out.info = {**joint.info, **out.info}
+        topics.append(_make_topic(index, A0, out, labels, single))
+    total_list = _bounds.total_bounds(A0, k, n_components, eigen0) + list(joint.bounds)
+    ub, source = _bounds.tightest(total_list)
+    total = float(sum(t.explained_variance for t in topics))
+    return topics, (ub, source, _bounds.certified_ratio(total, ub))
