@@ -34,3 +34,8 @@ class SpcaInputError(SpcaError):
 
 class SpcaParameterError(SpcaError, ValueError):
     """A parameter value, or a combination of values, that cannot work on this input."""
+
+
+class SpcaNoDocumentsError(SpcaInputError):
+    """The filters (dates, ``--contains``) leave no documents; ``spca daily`` treats it as an
+    empty day rather than a failure."""
