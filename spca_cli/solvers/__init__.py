@@ -5,12 +5,15 @@ Single-component solvers share the signature documented in :mod:`spca_cli.solver
 """
 
 from spca_cli.solvers._base import SolverOutput
+from spca_cli.solvers.bipartite import bipartite
 from spca_cli.solvers.threshold import threshold
 
 SOLVERS = {
     "threshold": threshold,
 }
 
-JOINT_SOLVERS = {}
+JOINT_SOLVERS = {
+    "bipartite": bipartite,
+}
 
 __all__ = ["SOLVERS", "JOINT_SOLVERS", "SolverOutput", "threshold"]

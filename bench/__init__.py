@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench.<name>`; not part of the default test run."""

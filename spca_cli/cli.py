@@ -1,0 +1,345 @@
+"""The ``spca`` command line: a thin click shell over the library.
+
+Each command parses its options, calls the library, and prints. Library errors
+(:class:`~spca_cli.errors.SpcaError`) are turned into click's ``Error: <message>`` with exit
+status 1 in one place, :class:`SpcaGroup`; anything else is a bug and keeps its traceback.
+
+Adding a command that reads corpora takes three decorators and one call::
+
+    @cli.command()
+    @click.argument("inputs", nargs=-1, required=True, metavar="CORPUS|INPUT...")
+    @labels_option
+    @ingest_options
+    @quiet_option
+    def topics(inputs, labels, quiet, **ingest_kwargs):
+        data = load_from_options(inputs, labels=labels, quiet=quiet, **ingest_kwargs)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import click
+
+from spca_cli.corpus import FORMATS, MatrixInput, format_time, load_input, save_corpus
+from spca_cli.corpus.summary import summarize
+from spca_cli.corpus.tokenize import WEIGHTINGS
+from spca_cli.errors import SpcaError, SpcaInputError, SpcaParameterError
+from spca_cli.progress import byte_progress, status
+
+__all__ = ["cli", "ingest_options", "labels_option", "quiet_option", "load_from_options",
+           "SpcaGroup", "CONTEXT_SETTINGS"]
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+
+
+class SpcaGroup(click.Group):
+    """A click group that reports the library's errors as ``Error: ...`` with exit status 1."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except SpcaError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=SpcaGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="spca-cli", prog_name="spca")
+def cli():
+    """Topics of a text corpus by sparse PCA, with certified bounds on their quality."""
+
+
+# ---------------------------------------------------------------------- shared options
+def _ingest_option_list(format_names):
+    return [
+        click.option(*format_names, "input_format", type=click.Choice(FORMATS), default="auto",
+                     show_default=True, help="Input kind; auto tells it from the file name."),
+        click.option("--vocab", metavar="FILE",
+                     help="Vocabulary of a UCI docword file [default: vocab.NAME.txt beside it]."),
+        click.option("--text-column", metavar="NAME",
+                     help="CSV column / JSON field with the text [default: text]."),
+        click.option("--time-column", metavar="NAME",
+                     help="CSV column / JSON field with the time [default: created_at, "
+                          "tweet_created or date]."),
+        click.option("--since", metavar="DATE",
+                     help="Keep documents from this date or ISO datetime on (UTC unless an "
+                          "offset is given)."),
+        click.option("--until", metavar="DATE",
+                     help="Keep documents up to this date (the whole day) or ISO datetime."),
+        click.option("--contains", metavar="WORD", multiple=True,
+                     help="Keep documents containing WORD (repeat: any of them)."),
+        click.option("--min-count", type=click.IntRange(min=1), metavar="N",
+                     help="Drop words in fewer than N documents [default: 2; UCI 1]."),
+        click.option("--min-length", type=click.IntRange(min=1), metavar="N",
+                     help="Drop words shorter than N characters [default: 3; UCI 1]."),
+        click.option("--stopwords", metavar="english|none|FILE",
+                     help="Stop words to drop [default: english; UCI none]."),
+        click.option("--weighting", type=click.Choice(WEIGHTINGS),
+                     help="Matrix entries [default: binary; UCI count]."),
+    ]
+
+
+def _stack(options):
+    def decorator(fn):
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+    return decorator
+
+
+#: Every ingest option of SPEC, for commands that read raw corpora (``ingest``, ``info``,
+#: ``topics``, ``daily``). The input kind is ``--input-format`` because those commands use
+#: ``--format`` for their output; ``ingest`` also accepts it as ``--format`` (SPEC).
+ingest_options = _stack(_ingest_option_list(("--input-format",)))
+_ingest_command_options = _stack(_ingest_option_list(("--format", "--input-format")))
+
+labels_option = click.option(
+    "--labels", metavar="FILE",
+    help="Names of the rows of a .npy or the columns of a .mtx matrix, one per line.")
+quiet_option = click.option("-q", "--quiet", is_flag=True,
+                            help="No progress bar or summary on stderr.")
+
+
+def load_from_options(inputs, *, labels=None, quiet=False, input_format="auto", **ingest_kwargs):
+    """Load any input (SPEC's table) with the options of :func:`ingest_options`, drawing a
+    progress bar on a terminal. Returns a Corpus or MatrixInput."""
+    paths = list(inputs)
+    total = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+    with byte_progress(total, "Reading", quiet=quiet) as progress:
+        return load_input(paths, labels=labels, format=input_format, progress=progress,
+                          **ingest_kwargs)
+
+
+# ---------------------------------------------------------------------- ingest
+def _summary_line(corpus, output, seconds):
+    span = ""
+    if corpus.times is not None and len(corpus.times):
+        i, j = corpus.times.argmin(), corpus.times.argmax()
+        span = (f", {format_time(corpus.times[i], corpus.tz_offsets[i])[:10]} .. "
+                f"{format_time(corpus.times[j], corpus.tz_offsets[j])[:10]}")
+    return (f"{corpus.n_documents:,} documents x {corpus.n_words:,} words, "
+            f"{corpus.nnz:,} nonzeros{span} -> {output} ({seconds:.1f} s)")
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("-o", "--output", required=True, metavar="CORPUS.npz",
+              help="The corpus file to write.")
+@_ingest_command_options
+@quiet_option
+def ingest(inputs, output, quiet, **ingest_kwargs):
+    """Read a corpus and save its document-word matrix for later commands.
+
+    \b
+    Example:
+        spca ingest tweets.csv -o tweets.npz --since 2015-02-17 --min-count 3
+        spca ingest docword.kos.txt.gz -o kos.npz
+    """
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise SpcaInputError(output, "the folder to write into does not exist")
+    if os.path.isdir(output):
+        raise SpcaInputError(output, "is a directory; give a file name such as corpus.npz")
+    start = time.perf_counter()
+    corpus = load_from_options(inputs, quiet=quiet, **ingest_kwargs)
+    if isinstance(corpus, MatrixInput):
+        raise SpcaParameterError(f"{corpus.path} is a matrix, not a corpus; give it to "
+                                 "spca topics directly")
+    save_corpus(corpus, output)
+    if not quiet:
+        click.echo(_summary_line(corpus, output, time.perf_counter() - start), err=True)
+
+
+# ---------------------------------------------------------------------- info
+def _info_table(summary):
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=summary["path"], show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    for key in ("kind", "documents", "words", "nonzeros"):
+        value = summary[key]
+        table.add_row(key, "-" if value is None else f"{value:,}" if isinstance(value, int)
+                      else str(value))
+    if summary["first_time"] is not None:
+        table.add_row("first time", summary["first_time"])
+        table.add_row("last time", summary["last_time"])
+    if summary["eigenvalues"]:
+        table.add_row("eigenvalues", ", ".join(f"{v:,.6g}" for v in summary["eigenvalues"]))
+    console = Console()
+    console.print(table)
+    if summary["top_words"]:
+        words = Table(title="Most frequent words")
+        words.add_column("word")
+        words.add_column("documents", justify="right")
+        for row in summary["top_words"]:
+            words.add_row(row["word"], f"{row['documents']:,}")
+        console.print(words)
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="CORPUS|INPUT...")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]),
+              default="table", show_default=True, help="Output format.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many of the most frequent words to list.")
+@click.option("--eigenvalues", "n_eigenvalues", type=click.IntRange(min=0), default=5,
+              show_default=True, help="How many leading eigenvalues of A = S^T S to compute.")
+@labels_option
+@ingest_options
+@quiet_option
+def info(inputs, output_format, top, n_eigenvalues, labels, quiet, **ingest_kwargs):
+    """Show the size, date range, frequent words and leading eigenvalues of an input.
+
+    \b
+    Example:
+        spca info kos.npz
+        spca info tweets.csv --format json --top 20
+    """
+    data = load_from_options(inputs, labels=labels, quiet=quiet, **ingest_kwargs)
+    with status("Computing eigenvalues", quiet=quiet):
+        summary = summarize(data, top=top, n_eigenvalues=n_eigenvalues)
+    if output_format == "json":
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        _info_table(summary)
+
+
+# ---------------------------------------------------------------------- topics
+#: Options that only some solvers take: option name -> the solvers it applies to.
+_SOLVER_SPECIFIC = {
+    "init": ("tpower",), "max_iter": ("tpower",), "tol": ("tpower",),
+    "exact": ("nonneg",), "epsilon": ("nonneg",),
+    "samples": ("nonneg", "bipartite"), "n_jobs": ("bipartite",),
+    "eliminate": ("spannogram",),
+}
+
+
+def _solver_names():
+    from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
+
+    return sorted([*SOLVERS, *JOINT_SOLVERS])
+
+
+def topics_options(fn):
+    """The options of ``spca topics`` (also taken by ``spca daily``)."""
+    options = [
+        click.option("--solver", type=click.Choice(_solver_names()), default="spannogram",
+                     show_default=True, help="Sparse PCA method."),
+        click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+                     help="Words per topic."),
+        click.option("-c", "--components", type=click.IntRange(min=1), default=5,
+                     show_default=True, help="Number of topics."),
+        click.option("-d", "--rank", type=click.IntRange(min=1), default=2, show_default=True,
+                     help="Rank d of the approximation A_d (spannogram, nonneg) or of the "
+                          "sketch (bipartite)."),
+        click.option("--deflation", type=click.Choice(["remove", "projection"]),
+                     default="remove", show_default=True,
+                     help="remove: disjoint words; projection: A <- (I-xx')A(I-xx')."),
+        click.option("--seed", type=int, default=0, show_default=True,
+                     help="Seed for every random choice."),
+        click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
+                     metavar="SECONDS", help="Per component: return the best found so far."),
+        click.option("--init", type=click.Choice(["auto", "top-variance", "top-k-variance",
+                                                  "warm-start", "spannogram"]),
+                     help="tpower: start vector [default: auto, several starts, best kept]."),
+        click.option("--max-iter", type=click.IntRange(min=1), help="tpower: iteration limit."),
+        click.option("--tol", type=click.FloatRange(min=0, min_open=True),
+                     help="tpower: convergence tolerance."),
+        click.option("--exact/--no-exact", default=None,
+                     help="nonneg: force (or forbid) the exact enumeration."),
+        click.option("--samples", type=click.IntRange(min=1), metavar="N",
+                     help="nonneg: epsilon-net samples; bipartite: sampled sketch directions."),
+        click.option("--epsilon", type=click.FloatRange(min=0, max=1, min_open=True,
+                                                         max_open=True),
+                     help="nonneg: epsilon-net accuracy (sets the number of samples)."),
+        click.option("--jobs", "n_jobs", type=click.IntRange(min=1), help="bipartite: cores."),
+        click.option("--no-elimination", "eliminate", flag_value=False, default=None,
+                     help="spannogram: skip the (provably safe) feature elimination."),
+    ]
+    return _stack(options)(fn)
+
+
+def _solver_options(solver, given):
+    """The solver-specific options given, checked against the solver they apply to."""
+    chosen = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        if solver not in _SOLVER_SPECIFIC[name]:
+            flag = {"n_jobs": "--jobs", "eliminate": "--no-elimination"}.get(
+                name, "--" + name.replace("_", "-"))
+            raise click.UsageError(f"{flag} applies to --solver "
+                                   f"{' or '.join(_SOLVER_SPECIFIC[name])}, not {solver}")
+        chosen[name] = value
+    return chosen
+
+
+def compute_topics(data, *, solver, k, components, rank, deflation, seed, time_limit,
+                   seconds=None, **solver_given):
+    """Run the topics pipeline with the CLI's option names (shared by topics and daily)."""
+    from spca_cli.topics import run_topics
+
+    return run_topics(data, solver=solver, k=k, n_components=components, rank=rank,
+                      deflation=deflation, random_state=seed, time_limit=time_limit,
+                      solver_options=_solver_options(solver, solver_given), seconds=seconds)
+
+
+def _write_output(text, output):
+    """Print ``text`` to stdout, or write it atomically to ``output``."""
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    from spca_cli.daily import atomic_write
+
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise SpcaInputError(output, "the folder to write into does not exist")
+    atomic_write(output, text)
+
+
+def _topic_kwargs(kwargs):
+    names = ("solver", "k", "components", "rank", "deflation", "seed", "time_limit",
+             *_SOLVER_SPECIFIC)
+    return {name: kwargs.pop(name) for name in names}
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="CORPUS|INPUT|MATRIX...")
+@topics_options
+@click.option("--format", "output_format", type=click.Choice(["table", "json", "csv",
+                                                              "markdown"]),
+              default="table", show_default=True, help="Output format.")
+@click.option("-o", "--output", metavar="FILE", help="Write the result here instead of stdout.")
+@labels_option
+@ingest_options
+@quiet_option
+@click.pass_context
+def topics(ctx, inputs, output_format, output, labels, quiet, **kwargs):
+    """Find the sparse topics of a corpus or matrix, each with a certified bound.
+
+    \b
+    Example:
+        spca topics docword.kos.txt.gz --solver spannogram --rank 3 -k 10 -c 5
+        spca topics tweets.csv --solver tpower -k 8 --format json -o topics.json
+    """
+    from spca_cli.report import render, to_dict
+
+    topic_kwargs = _topic_kwargs(kwargs)
+    if (topic_kwargs["solver"] == "bipartite"
+            and ctx.get_parameter_source("deflation") == click.core.ParameterSource.COMMANDLINE):
+        click.echo("Note: --deflation does not apply to --solver bipartite, which computes "
+                   "disjoint topics jointly", err=True)
+    start = time.perf_counter()
+    data = load_from_options(inputs, labels=labels, quiet=quiet, **kwargs)
+    ingest_seconds = time.perf_counter() - start
+    with status(f"Finding {topic_kwargs['components']} topics", quiet=quiet):
+        result = compute_topics(data, seconds={"ingest": ingest_seconds}, **topic_kwargs)
+    doc = to_dict(result)
+    if not quiet:
+        for note in doc["notes"]:
+            click.echo(f"Warning: {note}", err=True)
+    _write_output(render(doc, output_format), output)

@@ -1,0 +1,108 @@
+"""Opening input files: existence, emptiness, gzip, strict UTF-8 with the line of a bad byte,
+and progress reported in bytes of the file on disk."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import zlib
+
+from spca_cli.errors import SpcaInputError
+
+__all__ = ["check_file", "open_binary", "open_text", "first_bad_line", "decode_error", "Tracker"]
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def check_file(path):
+    """Raise SpcaInputError unless ``path`` is an existing, non-empty regular file."""
+    if not os.path.exists(path):
+        raise SpcaInputError(path, "file not found")
+    if os.path.isdir(path):
+        raise SpcaInputError(path, "is a directory, not a file")
+    if os.path.getsize(path) == 0:
+        raise SpcaInputError(path, "file is empty")
+
+
+def _is_gzip(path):
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+class Tracker:
+    """Calls ``progress(n_bytes)`` with how far the file on disk has been read since last time.
+
+    The position of the raw file (not of the decompressed stream) is used, so the total is the
+    file size whether or not it is gzipped.
+    """
+
+    def __init__(self, raw, progress):
+        self.raw = raw
+        self.progress = progress
+        self.done = 0
+
+    def update(self):
+        if self.progress is None:
+            return
+        try:
+            pos = self.raw.tell()
+        except (OSError, ValueError):
+            return
+        if pos > self.done:
+            self.progress(pos - self.done)
+            self.done = pos
+
+
+@contextlib.contextmanager
+def open_binary(path, progress=None):
+    """Yield (binary stream, Tracker); gzip is recognised by its magic bytes, not the name."""
+    check_file(path)
+    raw = open(path, "rb")
+    try:
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if _is_gzip(path) else raw
+        try:
+            yield stream, Tracker(raw, progress)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            raise SpcaInputError(path, f"damaged gzip data ({exc})") from None
+    finally:
+        raw.close()
+
+
+@contextlib.contextmanager
+def open_text(path, progress=None, *, newline=None):
+    """Yield (text stream, Tracker) decoding strict UTF-8 (a leading BOM is skipped).
+
+    A UnicodeDecodeError inside the block becomes SpcaInputError naming the line of the first
+    undecodable byte (found by a second pass, only when it happens).
+    """
+    with open_binary(path, progress) as (stream, tracker):
+        text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="strict", newline=newline)
+        try:
+            yield text, tracker
+        except UnicodeDecodeError as exc:
+            raise decode_error(path, exc) from None
+        finally:
+            text.detach()
+
+
+def first_bad_line(path):
+    """(1-based line, UnicodeDecodeError) of the first line that is not UTF-8, or (None, None)."""
+    opener = gzip.open if _is_gzip(path) else open
+    with opener(path, "rb") as f:
+        for lineno, line in enumerate(f, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return lineno, exc
+    return None, None
+
+
+def decode_error(path, exc):
+    """SpcaInputError for undecodable bytes, with the line they are on."""
+    lineno, line_exc = first_bad_line(path)
+    exc = line_exc or exc
+    bad = exc.object[exc.start:exc.start + 4]
+    return SpcaInputError(path, f"bytes that are not UTF-8 text ({bad!r}, {exc.reason}); "
+                                "re-encode the file as UTF-8", line=lineno)

@@ -1,0 +1,75 @@
+"""The two things an input becomes: a :class:`Corpus` (document-word matrix S) or a
+:class:`MatrixInput` (a PSD matrix A given directly)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Corpus", "MatrixInput"]
+
+
+@dataclass
+class Corpus:
+    """A document-word matrix with its vocabulary and document times.
+
+    Attributes
+    ----------
+    S : csr_array of shape (n_documents, n_words), float64
+        After filtering and weighting; A = S^T S is the word co-occurrence matrix.
+    vocabulary : ndarray of shape (n_words,), str
+    times : ndarray of shape (n_documents,), int64, or None
+        UTC seconds since 1970-01-01; None when the input has no times.
+    tz_offsets : ndarray of shape (n_documents,), int32, or None
+        UTC offset in seconds as written in the input, for display.
+    kind : {'uci', 'csv', 'jsonl', 'text', 'mtx', 'corpus'}
+    path : str
+        The input path as given (the first one if several).
+    options : dict
+        The ingest options it was built with, JSON-ready.
+    """
+
+    S: sp.csr_array
+    vocabulary: np.ndarray
+    times: np.ndarray | None = None
+    tz_offsets: np.ndarray | None = None
+    kind: str = "text"
+    path: str = ""
+    options: dict = field(default_factory=dict)
+
+    @property
+    def n_documents(self):
+        return int(self.S.shape[0])
+
+    @property
+    def n_words(self):
+        return int(self.S.shape[1])
+
+    @property
+    def nnz(self):
+        return int(self.S.nnz)
+
+
+@dataclass
+class MatrixInput:
+    """A dense symmetric PSD matrix (``.npy``); solvers run on it directly.
+
+    Attributes
+    ----------
+    A : ndarray of shape (n, n), float64
+    labels : ndarray of shape (n,), str
+        From ``--labels FILE``, else "0" .. "n-1".
+    path : str
+    kind : str, default='npy'
+    """
+
+    A: np.ndarray
+    labels: np.ndarray
+    path: str
+    kind: str = "npy"
+
+    @property
+    def n_words(self):
+        return int(self.A.shape[0])

@@ -1,0 +1,417 @@
+"""From input files to a :class:`Corpus` (or :class:`MatrixInput`): format detection, the
+streaming ingest of raw text, and the filters and weighting every corpus kind shares."""
+
+from __future__ import annotations
+
+import logging
+import os
+from itertools import compress
+
+import numpy as np
+
+from spca_cli.corpus._io import check_file
+from spca_cli.corpus.core import Corpus, MatrixInput
+from spca_cli.corpus.matrix_files import read_mtx, read_npy
+from spca_cli.corpus.store import load_corpus
+from spca_cli.corpus.text import iter_text
+from spca_cli.corpus.times import parse_bound
+from spca_cli.corpus.tokenize import (WEIGHTINGS, VocabularyBuilder, apply_weighting,
+                                      filter_words, make_analyzer, read_stopwords)
+from spca_cli.corpus.tweets import iter_csv, iter_jsonl
+from spca_cli.corpus.uci import is_docword_name, read_uci
+from spca_cli.errors import SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
+
+__all__ = ["read_corpus", "load_input", "detect_format", "FORMATS", "DEFAULTS"]
+
+logger = logging.getLogger(__name__)
+
+FORMATS = ("auto", "uci", "csv", "jsonl", "text")
+RAW_KINDS = ("csv", "jsonl", "text")
+_READERS = {"csv": iter_csv, "jsonl": iter_jsonl, "text": iter_text}
+
+# Raw text follows the 2013 paper; a UCI or MatrixMarket corpus is already tokenised and
+# filtered by whoever published it, so it is kept as is (KOS: 3,430 x 6,906, 353,160 nonzeros).
+DEFAULTS = {
+    "raw": {"min_count": 2, "min_length": 3, "stopwords": "english", "weighting": "binary"},
+    "tokenised": {"min_count": 1, "min_length": 1, "stopwords": "none", "weighting": "count"},
+}
+
+_SUFFIXES = (
+    (".npz", "corpus"), (".npy", "npy"), (".mtx", "mtx"), (".csv", "csv"), (".jsonl", "jsonl"),
+    (".ndjson", "jsonl"), (".json", "jsonl"), (".txt", "text"),
+)
+
+
+def detect_format(path):
+    """The input kind of ``path`` from its name: 'uci', 'csv', 'jsonl', 'text', 'corpus',
+    'npy' or 'mtx' (a ``.gz`` suffix is looked through)."""
+    name = os.path.basename(str(path)).lower()
+    if is_docword_name(name):
+        return "uci"
+    if name.endswith(".gz"):
+        name = name[:-3]
+    for suffix, kind in _SUFFIXES:
+        if name.endswith(suffix):
+            return kind
+    raise SpcaInputError(path, "cannot tell the input format from the file name (expected "
+                               "docword.NAME.txt, .csv, .jsonl, .json, .txt, .npz, .npy or .mtx, "
+                               "optionally .gz); give --format")
+
+
+def _as_paths(path_or_paths):
+    if isinstance(path_or_paths, (str, os.PathLike)):
+        return [os.fspath(path_or_paths)]
+    paths = [os.fspath(p) for p in path_or_paths]
+    if not paths:
+        raise SpcaParameterError("no input given")
+    return paths
+
+
+def _kinds(paths, format):
+    if format not in FORMATS:
+        raise SpcaParameterError(f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
+    for p in paths:
+        check_file(p)
+    kinds = [detect_format(p) if format == "auto" else format for p in paths]
+    if len(set(kinds)) > 1:
+        raise SpcaParameterError("all inputs must be of one kind; got "
+                                 + ", ".join(f"{k} ({p})" for k, p in zip(kinds, paths)))
+    if len(paths) > 1 and kinds[0] not in RAW_KINDS:
+        raise SpcaParameterError(f"{kinds[0]} input takes exactly one file, got {len(paths)}")
+    return kinds[0]
+
+
+def _resolve(options, group):
+    """Fill None options with the defaults of ``group`` and check the values."""
+    out = {k: (options.get(k) if options.get(k) is not None else v)
+           for k, v in DEFAULTS[group].items()}
+    if out["weighting"] not in WEIGHTINGS:
+        raise SpcaParameterError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, "
+                                 f"got {out['weighting']!r}")
+    for name in ("min_count", "min_length"):
+        if int(out[name]) < 1:
+            raise SpcaParameterError(f"--{name.replace('_', '-')} must be at least 1, "
+                                     f"got {out[name]}")
+    return out
+
+
+def _time_window(since, until):
+    lo = parse_bound(since, name="--since")
+    hi = parse_bound(until, name="--until", end_of_day=True)
+    if lo is not None and hi is not None and lo > hi:
+        raise SpcaParameterError(f"--since {since} is later than --until {until}")
+    return lo, hi
+
+
+def _contains_ids(words, vocabulary, to_token):
+    """Column ids of the ``--contains`` words (-1 for a word that never occurs)."""
+    index = {w: i for i, w in enumerate(vocabulary)} if words else {}
+    ids = []
+    for word in words:
+        token = to_token(word)
+        ids.append(index.get(token, -1))
+    return np.array(ids, dtype=np.int64)
+
+
+def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, settings,
+            min_length_applied):
+    """Row filter (--contains), word filters, weighting; shared by every corpus kind."""
+    described = []
+    if len(contains):
+        described.append("--contains " + " ".join(contains))
+        present = contains_ids[contains_ids >= 0]
+        if len(present):
+            hit = np.asarray((S[:, present] != 0).sum(axis=1)).ravel() > 0
+        else:
+            hit = np.zeros(S.shape[0], dtype=bool)
+        if not hit.all():
+            S = S[np.flatnonzero(hit)]
+            if times is not None:
+                times, offsets = times[hit], offsets[hit]
+    if S.shape[0] == 0:
+        return None, described
+    S, vocabulary = filter_words(
+        S, vocabulary, stopwords=read_stopwords(settings["stopwords"]),
+        min_count=int(settings["min_count"]),
+        min_length=1 if min_length_applied else int(settings["min_length"]))
+    if S.shape[1] == 0:
+        raise SpcaInputError(path, f"no words left after the word filters (--min-count "
+                                   f"{settings['min_count']}, --min-length "
+                                   f"{settings['min_length']}, --stopwords "
+                                   f"{settings['stopwords']})")
+    S = apply_weighting(S, settings["weighting"])
+    return (S, vocabulary, times, offsets), described
+
+
+def _no_documents(path, described):
+    what = ", ".join(described) if described else "reading"
+    return SpcaNoDocumentsError(path, f"no documents left after {what}")
+
+
+def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_column=None,
+                since=None, until=None, contains=(), min_count=None, min_length=None,
+                stopwords=None, weighting=None, progress=None):
+    """Read one or more input files into a :class:`Corpus`.
+
+    Parameters
+    ----------
+    paths : str or list of str
+        Input files, all of one kind. Several raw text files (CSV, JSON lines, text) are read
+        as one corpus, in the order given.
+    format : {'auto', 'uci', 'csv', 'jsonl', 'text'}, default='auto'
+        'auto' tells the kind from each file name (SPEC, "Inputs").
+    vocab : str, optional
+        Vocabulary of a UCI corpus; default ``vocab.NAME.txt`` beside ``docword.NAME.txt``.
+    text_column, time_column : str, optional
+        CSV column or JSON field names; defaults ``text`` and the first of ``created_at``,
+        ``tweet_created``, ``date`` present.
+    since, until : str, date or datetime, optional
+        Keep documents in this time window (inclusive; a date alone means a whole UTC day).
+    contains : sequence of str
+        Keep documents containing at least one of these words (after tokenising).
+    min_count : int, optional
+        Drop words found in fewer documents; default 2 for raw text, 1 for UCI.
+    min_length : int, optional
+        Drop words shorter than this; default 3 for raw text, 1 for UCI.
+    stopwords : {'english', 'none'} or str, optional
+        Stop word list or a file with one word per line; default 'english' for raw text,
+        'none' for UCI.
+    weighting : {'binary', 'count', 'tfidf'}, optional
+        Default 'binary' for raw text, 'count' for UCI.
+    progress : callable, optional
+        Called with the number of input bytes read since the last call.
+
+    Returns
+    -------
+    Corpus
+
+    Raises
+    ------
+    SpcaInputError
+        A file is missing, empty or malformed (message names the file and line), or the
+        filters leave no documents or no words.
+    SpcaParameterError
+        Inconsistent options (--since later than --until, several UCI files, ...).
+
+    Notes
+    -----
+    Exact duplicate documents are kept (see :mod:`spca_cli.corpus.tweets`); empty documents are
+    kept as empty rows so that row i is always the i-th document read.
+    """
+    paths = _as_paths(paths)
+    kind = _kinds(paths, format)
+    contains = tuple(contains or ())
+    lo, hi = _time_window(since, until)
+    raw = kind in RAW_KINDS
+    settings = _resolve(dict(min_count=min_count, min_length=min_length, stopwords=stopwords,
+                             weighting=weighting), "raw" if raw else "tokenised")
+    read_stopwords(settings["stopwords"])  # a missing stop word file is reported before reading
+    options = {"format": kind, "inputs": paths, "vocab": vocab, "since": _iso(since),
+               "until": _iso(until), "contains": list(contains), **settings}
+    if kind not in ("csv", "jsonl") and (text_column or time_column):
+        raise SpcaParameterError("--text-column and --time-column apply to CSV and JSON lines only")
+
+    if kind == "uci":
+        if lo is not None or hi is not None:
+            raise SpcaInputError(paths[0], "has no document times, so --since/--until cannot "
+                                           "apply")
+        S, vocabulary = read_uci(paths[0], vocab=vocab, progress=progress)
+        times = offsets = None
+        min_length_applied = False
+
+        def to_token(word):
+            return word if word in set_vocab else word.lower()
+
+        set_vocab = set(vocabulary.tolist()) if contains else set()
+    else:
+        if vocab:
+            raise SpcaParameterError("--vocab applies to UCI docword files only")
+        analyzer = make_analyzer(int(settings["min_length"]))
+        S, vocabulary, times, offsets, meta = _stream(paths, kind, analyzer, lo, hi,
+                                                      text_column, time_column, progress)
+        options.update(meta)
+        min_length_applied = True
+
+        def to_token(word):
+            tokens = analyzer(word)
+            if len(tokens) != 1:
+                raise SpcaParameterError(f"--contains {word!r} is not one word under the "
+                                         f"tokenising rules (letters first, at least "
+                                         f"{settings['min_length']} characters)")
+            return tokens[0]
+
+    if S.shape[0] == 0:
+        raise _no_documents(paths[0], ["--since/--until"] if lo or hi else [])
+    ids = _contains_ids(contains, vocabulary, to_token)
+    result, described = _finish(S, vocabulary, times, offsets, path=paths[0], contains_ids=ids,
+                                contains=contains, settings=settings,
+                                min_length_applied=min_length_applied)
+    if result is None:
+        if lo is not None or hi is not None:
+            described.insert(0, "--since/--until")
+        raise _no_documents(paths[0], described)
+    S, vocabulary, times, offsets = result
+    corpus = Corpus(S=S, vocabulary=vocabulary, times=times, tz_offsets=offsets, kind=kind,
+                    path=paths[0], options=options)
+    logger.info("%s: %d documents, %d words, %d nonzeros", paths[0], corpus.n_documents,
+                corpus.n_words, corpus.nnz)
+    return corpus
+
+
+def _iso(value):
+    if value is None:
+        return None
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress):
+    """Tokenise the documents of ``paths`` chunk by chunk into counts (S, vocabulary, times)."""
+    builder = VocabularyBuilder()
+    epochs, offsets = [], []
+    all_timed = True
+    meta = {}
+    for path in paths:
+        file_meta = {}
+        kwargs = dict(progress=progress, meta=file_meta)
+        if kind != "text":
+            kwargs.update(text_column=text_column, time_column=time_column)
+        for texts, epoch, offset in _READERS[kind](path, **kwargs):
+            if epoch is None:
+                all_timed = False
+                if lo is not None or hi is not None:
+                    raise SpcaInputError(path, "has no time column, so --since/--until cannot "
+                                               "apply (give --time-column)")
+            elif lo is not None or hi is not None:
+                keep = np.ones(len(texts), dtype=bool)
+                if lo is not None:
+                    keep &= epoch >= lo
+                if hi is not None:
+                    keep &= epoch <= hi
+                if not keep.all():
+                    texts = list(compress(texts, keep))
+                    epoch, offset = epoch[keep], offset[keep]
+            builder.add(list(map(analyzer, texts)))
+            if epoch is not None:
+                epochs.append(epoch)
+                offsets.append(offset)
+        if not meta:
+            meta = {k: v for k, v in file_meta.items() if v is not None or k == "time_column"}
+    S, vocabulary = builder.finish()
+    if all_timed and epochs:
+        times = np.concatenate(epochs).astype(np.int64)
+        tz = np.concatenate(offsets).astype(np.int32)
+    elif all_timed and S.shape[0] == 0:
+        times, tz = np.zeros(0, np.int64), np.zeros(0, np.int32)
+    else:
+        times = tz = None
+    return S, vocabulary, times, tz, meta
+
+
+_INGEST_KEYS = ("vocab", "text_column", "time_column", "since", "until", "contains",
+                "min_count", "min_length", "stopwords", "weighting")
+
+
+def _given(options):
+    return {k: v for k, v in options.items()
+            if k in _INGEST_KEYS and v is not None and v != () and v != []}
+
+
+def load_input(path_or_paths, *, labels=None, progress=None, **ingest_options):
+    """Any input of SPEC's table: raw corpora, a saved ``.npz``, ``.mtx`` or ``.npy``.
+
+    Parameters
+    ----------
+    path_or_paths : str or list of str
+    labels : str, optional
+        Names of the rows/columns of a ``.npy`` or ``.mtx`` matrix (one per line).
+    progress : callable, optional
+        Called with input bytes read.
+    **ingest_options
+        The keyword arguments of :func:`read_corpus`. On a saved corpus or ``.mtx`` file the
+        document and word filters apply; the weighting of a saved corpus cannot change.
+
+    Returns
+    -------
+    Corpus or MatrixInput
+    """
+    paths = _as_paths(path_or_paths)
+    format = ingest_options.pop("format", None) or "auto"
+    unknown = set(ingest_options) - set(_INGEST_KEYS)
+    if unknown:
+        raise TypeError(f"load_input() got unexpected options {sorted(unknown)}")
+    kind = _kinds(paths, format) if format == "auto" else format
+    if kind in ("uci", *RAW_KINDS):
+        if labels:
+            raise SpcaParameterError("--labels applies to .npy and .mtx inputs only")
+        return read_corpus(paths, format=format, progress=progress, **ingest_options)
+    given = _given(ingest_options)
+    if kind == "npy":
+        if given:
+            raise SpcaParameterError(f"{_flags(given)} cannot apply to a matrix input (.npy)")
+        return read_npy(paths[0], labels=labels)
+    if labels and kind == "corpus":
+        raise SpcaParameterError("--labels applies to .npy and .mtx inputs only")
+    return _refilter(paths[0], kind, labels, given)
+
+
+def _flags(given):
+    return ", ".join("--" + k.replace("_", "-") for k in given)
+
+
+def _refilter(path, kind, labels, given):
+    """A saved corpus or an .mtx matrix, with the row and word filters that were asked for."""
+    bad = [k for k in ("vocab", "text_column", "time_column") if k in given]
+    if bad:
+        raise SpcaParameterError(f"{_flags({k: 1 for k in bad})} cannot apply to a {kind} input")
+    if kind == "mtx":
+        S, vocabulary, source = read_mtx(path, labels=labels)
+        times = offsets = None
+        base = dict(DEFAULTS["tokenised"])
+        options = {"format": "mtx", "inputs": [path], "labels": source, **base}
+    else:
+        corpus = load_corpus(path)
+        if not given:
+            return corpus
+        S, vocabulary, times, offsets = (corpus.S, corpus.vocabulary, corpus.times,
+                                         corpus.tz_offsets)
+        options = dict(corpus.options)
+        built = options.get("weighting", "count")
+        if given.get("weighting", built) != built:
+            raise SpcaParameterError(f"{path} was built with --weighting {built}; re-run "
+                                     "spca ingest to change it")
+        # the word filters only remove; weighting stays as built
+        base = {"min_count": 1, "min_length": 1, "stopwords": "none", "weighting": "count"}
+    settings = {**base, **{k: given[k] for k in ("min_count", "min_length", "stopwords")
+                           if k in given}}
+    if kind == "mtx" and "weighting" in given:
+        settings["weighting"] = given["weighting"]
+    settings = _resolve(settings, "tokenised")
+    lo, hi = _time_window(given.get("since"), given.get("until"))
+    described = []
+    if lo is not None or hi is not None:
+        if times is None:
+            raise SpcaInputError(path, "has no document times, so --since/--until cannot apply")
+        keep = np.ones(len(times), dtype=bool)
+        if lo is not None:
+            keep &= times >= lo
+        if hi is not None:
+            keep &= times <= hi
+        S, times, offsets = S[np.flatnonzero(keep)], times[keep], offsets[keep]
+        described.append("--since/--until")
+    contains = tuple(given.get("contains", ()))
+    index = {w: i for i, w in enumerate(vocabulary)}
+    ids = np.array([index.get(w, index.get(w.lower(), -1)) for w in contains], dtype=np.int64)
+    result, more = (None, []) if S.shape[0] == 0 else _finish(
+        S, vocabulary, times, offsets, path=path, contains_ids=ids, contains=contains,
+        settings=settings, min_length_applied=False)
+    if result is None:
+        raise _no_documents(path, described + more)
+    S, vocabulary, times, offsets = result
+    for k in ("since", "until", "contains", "min_count", "min_length", "stopwords"):
+        if k in given:
+            options[k] = _iso(given[k]) if k in ("since", "until") else (
+                list(given[k]) if k == "contains" else given[k])
+    if kind == "mtx":
+        options.update(settings)
+    return Corpus(S=S, vocabulary=vocabulary, times=times, tz_offsets=offsets,
+                  kind="mtx" if kind == "mtx" else "corpus", path=str(path), options=options)

@@ -1,0 +1,218 @@
+"""Tweets as CSV or JSON lines, read in chunks of documents.
+
+Each reader yields ``(texts, epoch, offset)`` per chunk: the texts (HTML entities such as
+``&amp;`` unescaped, as Twitter escapes them in both its API and its exports), and the times as
+int64 UTC seconds and int32 offsets, or ``None`` twice when the file has no time column.
+Only one chunk of text is held at a time.
+
+Exact duplicate tweets are kept: the data is what it is (the airline file has 36 identical rows
+among 14,640), and dropping them would silently change document counts that users check against
+their source. Deduplicate upstream if that is what the analysis needs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from html import unescape
+from itertools import islice
+
+from spca_cli.corpus._io import open_text
+from spca_cli.corpus.times import TimeFormatError, parse_timestamps
+from spca_cli.errors import SpcaInputError
+
+__all__ = ["iter_csv", "iter_jsonl", "TIME_COLUMNS", "CHUNK_DOCUMENTS"]
+
+logger = logging.getLogger(__name__)
+
+TIME_COLUMNS = ("created_at", "tweet_created", "date")
+TEXT_KEYS = ("full_text", "text")  # JSON: the untruncated text first
+CHUNK_DOCUMENTS = 50_000
+
+
+def _times(path, strings, lines, column):
+    try:
+        return parse_timestamps(strings)
+    except TimeFormatError as exc:
+        raise SpcaInputError(path, f"cannot read time {exc.value!r} in '{column}' (expected e.g. "
+                                   "2015-02-17 11:53:37 -0800, ISO 8601 or "
+                                   "'Wed Feb 18 09:41:04 +0000 2015')",
+                             line=lines[exc.index]) from None
+
+
+def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=None,
+             chunk_size=None):
+    """Chunks of a CSV file with a header row (RFC 4180: quoted fields may hold newlines).
+
+    Parameters
+    ----------
+    path : str
+    text_column : str, optional
+        Default ``text``.
+    time_column : str, optional
+        Default: the first of ``created_at``, ``tweet_created``, ``date`` present, else no times.
+    progress : callable, optional
+        Called with bytes of ``path`` read.
+    meta : dict, optional
+        Filled with the columns actually used (``text_column``, ``time_column``).
+    chunk_size : int, optional
+        Documents per chunk; default ``CHUNK_DOCUMENTS``.
+    """
+    meta = {} if meta is None else meta
+    chunk_size = chunk_size or CHUNK_DOCUMENTS
+    csv.field_size_limit(1 << 24)  # a tweet is short, but other exports have long fields
+    with open_text(path, progress, newline="") as (f, tracker):
+        reader = csv.reader(f)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise SpcaInputError(path, "file is empty") from None
+        except csv.Error as exc:
+            raise SpcaInputError(path, f"not valid CSV ({exc})", line=reader.line_num) from None
+        header = [h.strip() for h in header]
+        text_name = text_column or "text"
+        if text_name not in header:
+            hint = "" if text_column else " (use --text-column)"
+            raise SpcaInputError(path, f"no text column '{text_name}'{hint}; the columns are: "
+                                       f"{', '.join(header)}", line=1)
+        ti = header.index(text_name)
+        if time_column is not None:
+            if time_column not in header:
+                raise SpcaInputError(path, f"no time column '{time_column}'; the columns are: "
+                                           f"{', '.join(header)}", line=1)
+            time_name = time_column
+        else:
+            time_name = next((c for c in TIME_COLUMNS if c in header), None)
+        di = header.index(time_name) if time_name is not None else None
+        meta.update(text_column=text_name, time_column=time_name)
+        need = max(ti, di if di is not None else 0)
+
+        while True:
+            texts, stamps, lines = [], [], []
+            last = reader.line_num
+            try:
+                for row in reader:
+                    if not row:
+                        last = reader.line_num
+                        continue  # a blank line is not a record
+                    if len(row) <= need:
+                        raise SpcaInputError(path, f"record has {len(row)} fields, the header "
+                                                   f"has {len(header)}", line=last + 1)
+                    texts.append(unescape(row[ti]))
+                    if di is not None:
+                        stamps.append(row[di])
+                        lines.append(last + 1)
+                    last = reader.line_num
+                    if len(texts) >= chunk_size:
+                        break
+            except csv.Error as exc:
+                raise SpcaInputError(path, f"not valid CSV ({exc})", line=reader.line_num) from None
+            tracker.update()
+            if not texts:
+                return
+            if di is None:
+                yield texts, None, None
+            else:
+                epoch, offset = _times(path, stamps, lines, time_name)
+                yield texts, epoch, offset
+
+
+def _text_of(obj, key):
+    if key is not None:
+        return obj.get(key)
+    # extended tweets keep the untruncated text one level down
+    ext = obj.get("extended_tweet")
+    if isinstance(ext, dict) and isinstance(ext.get("full_text"), str):
+        return ext["full_text"]
+    for k in TEXT_KEYS:
+        value = obj.get(k)
+        if value is not None:
+            return value
+    return None
+
+
+def _decode_lines(path, lines, first_line):
+    """(objects, their line numbers): one json.loads for the whole chunk when it is clean,
+    else line by line to name the bad line."""
+    try:
+        objs = json.loads("[" + ",".join(lines) + "]")
+        if len(objs) == len(lines):
+            return objs, range(first_line, first_line + len(lines))
+    except json.JSONDecodeError:
+        pass
+    objs, numbers = [], []
+    for offset, line in enumerate(lines):
+        if not line.strip():
+            continue  # blank lines are skipped
+        try:
+            objs.append(json.loads(line.rstrip("\r\n")))
+        except json.JSONDecodeError as exc:
+            raise SpcaInputError(path, f"malformed JSON ({exc.msg} at column {exc.colno})",
+                                 line=first_line + offset) from None
+        numbers.append(first_line + offset)
+    return objs, numbers
+
+
+def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=None,
+               chunk_size=None):
+    """Chunks of a JSON-lines file: one object per line.
+
+    The text is ``--text-column`` if given, else ``extended_tweet.full_text``, ``full_text`` or
+    ``text``; objects without text (Twitter's delete notices, for instance) are skipped and
+    counted in the log. The time is ``--time-column`` or ``created_at`` when the first object
+    with text has it; from then on every object with text must have one.
+    """
+    meta = {} if meta is None else meta
+    chunk_size = chunk_size or CHUNK_DOCUMENTS
+    time_name = time_column
+    use_times = None  # decided by the first object with text
+    skipped = 0
+    seen_any = False
+    first_line = 1
+    with open_text(path, progress) as (f, tracker):
+        while True:
+            lines = list(islice(f, chunk_size))
+            tracker.update()
+            if not lines:
+                break
+            seen_any = True
+            objs, numbers = _decode_lines(path, lines, first_line)
+            first_line += len(lines)
+            texts, stamps, stamp_lines = [], [], []
+            for obj, lineno in zip(objs, numbers):
+                if not isinstance(obj, dict):
+                    raise SpcaInputError(path, f"expected a JSON object, found "
+                                               f"{type(obj).__name__}", line=lineno)
+                text = _text_of(obj, text_column)
+                if text is None:
+                    skipped += 1
+                    continue
+                if not isinstance(text, str):
+                    raise SpcaInputError(path, f"text is a {type(text).__name__}, not a string",
+                                         line=lineno)
+                if use_times is None:
+                    use_times = (time_name or "created_at") in obj or time_name is not None
+                    time_name = (time_name or "created_at") if use_times else None
+                    meta.update(text_column=text_column or "text", time_column=time_name)
+                if use_times:
+                    stamp = obj.get(time_name)
+                    if not isinstance(stamp, str):
+                        raise SpcaInputError(path, f"no time in field '{time_name}'", line=lineno)
+                    stamps.append(stamp)
+                    stamp_lines.append(lineno)
+                texts.append(unescape(text))
+            if not texts:
+                continue
+            if use_times:
+                epoch, offset = _times(path, stamps, stamp_lines, time_name)
+                yield texts, epoch, offset
+            else:
+                yield texts, None, None
+    if not seen_any:
+        raise SpcaInputError(path, "file is empty")
+    if use_times is None:
+        field = f"'{text_column}'" if text_column else "'text' or 'full_text'"
+        raise SpcaInputError(path, f"no object has a {field} field")
+    if skipped:
+        logger.warning("%s: skipped %d objects without text", path, skipped)

@@ -1,0 +1,233 @@
+"""The UCI bag-of-words format: ``docword.NAME.txt[.gz]`` plus ``vocab.NAME.txt``.
+
+``docword`` starts with three header lines D (documents), W (words) and NNZ (entries), followed
+by NNZ lines ``docID wordID count`` with 1-based ids; ``vocab`` has W lines, line i naming word i
+(Newman 2008; gensim's ``UciCorpus`` reads the same format). The header is checked against the
+data, so a truncated download or a vocabulary from another collection is reported, not analysed.
+
+The body is parsed in blocks of a few MB with ``np.fromstring`` (one C call per block); only when
+a block does not parse cleanly is it read again line by line, to say which line is wrong.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from spca_cli.corpus._io import check_file, decode_error, open_binary
+from spca_cli.errors import SpcaInputError
+
+__all__ = ["read_uci", "vocab_path_for", "is_docword_name"]
+
+logger = logging.getLogger(__name__)
+
+_DOCWORD = re.compile(r"^docword\.(?P<name>.+)\.txt(?:\.gz)?$")
+BLOCK_BYTES = 1 << 23
+
+
+def is_docword_name(path):
+    """True for ``docword.NAME.txt`` and ``docword.NAME.txt.gz``."""
+    return _DOCWORD.match(os.path.basename(str(path))) is not None
+
+
+def vocab_path_for(path):
+    """``vocab.NAME.txt`` (or ``.txt.gz``) beside ``docword.NAME.txt[.gz]``, or None."""
+    match = _DOCWORD.match(os.path.basename(str(path)))
+    if match is None:
+        return None
+    folder = os.path.dirname(str(path))
+    for suffix in (".txt", ".txt.gz"):
+        candidate = os.path.join(folder, f"vocab.{match['name']}{suffix}")
+        if os.path.exists(candidate):
+            return candidate
+    return os.path.join(folder, f"vocab.{match['name']}.txt")
+
+
+def read_vocabulary(path, n_words=None, *, header_path=None):
+    """The words of a vocabulary file (one per line, surrounding spaces dropped).
+
+    With ``n_words``, the number of lines must match (the docword header's W).
+    """
+    check_file(path)
+    with open_binary(path) as (stream, _):
+        data = stream.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise decode_error(path, exc) from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the trailing newline does not start another word
+    words = np.array([w.strip() for w in lines], dtype=str)
+    if n_words is not None and len(words) != n_words:
+        raise SpcaInputError(path, f"vocabulary has {len(words)} words but the header of "
+                                   f"{header_path} says {n_words}")
+    return words
+
+
+def _read_header(path, stream):
+    header = []
+    names = ("D (documents)", "W (words)", "NNZ (entries)")
+    for lineno in range(1, 4):
+        line = stream.readline()
+        if not line:
+            if lineno == 1:
+                raise SpcaInputError(path, "file is empty")
+            raise SpcaInputError(path, f"header ends early: expected {names[lineno - 1]}",
+                                 line=lineno)
+        text = line.decode("ascii", errors="replace").strip()
+        if not re.fullmatch(r"\d+", text):
+            raise SpcaInputError(path, f"header line must be one integer {names[lineno - 1]}, "
+                                       f"found {text[:40]!r}", line=lineno)
+        header.append(int(text))
+    return header
+
+
+def _parse_block_slow(path, block, first_line):
+    """Line by line: the (k, 3) int64 entries of ``block``, or SpcaInputError at the bad line."""
+    rows = []
+    for offset, line in enumerate(block.split(b"\n")):
+        fields = line.split()
+        if not fields:
+            continue  # blank lines carry nothing
+        lineno = first_line + offset
+        if len(fields) != 3:
+            raise SpcaInputError(path, f"expected 3 integers 'docID wordID count', found "
+                                       f"{len(fields)} fields", line=lineno)
+        try:
+            rows.append([int(f) for f in fields])
+        except ValueError:
+            text = line.decode("utf-8", errors="replace").strip()
+            raise SpcaInputError(path, f"expected 3 integers 'docID wordID count', found "
+                                       f"{text[:60]!r}", line=lineno) from None
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+def _parse_block(path, block, first_line):
+    """(k, 3) int64 entries and the 1-based line number of each (``block``: whole lines
+    without the final newline, the first being line ``first_line``)."""
+    n_lines = block.count(b"\n") + 1
+    with warnings.catch_warnings():
+        # np.fromstring stops quietly (with a DeprecationWarning) at the first field that is not
+        # an integer; as an error, it sends the block to the line-by-line reader
+        warnings.simplefilter("error")
+        try:
+            values = np.fromstring(block, dtype=np.int64, sep=" ")
+        except (ValueError, DeprecationWarning):
+            values = None
+    if values is not None and len(values) == 3 * n_lines:
+        lines = first_line + np.arange(n_lines, dtype=np.int64)
+        return values.reshape(-1, 3), lines
+    # something is off (a bad field, a short line, blank lines): read it again line by line
+    entries = _parse_block_slow(path, block, first_line)
+    offsets = [i for i, line in enumerate(block.split(b"\n")) if line.strip()]
+    return entries, first_line + np.array(offsets, dtype=np.int64)
+
+
+def read_uci(path, vocab=None, progress=None):
+    """Read a UCI bag-of-words corpus.
+
+    Parameters
+    ----------
+    path : str
+        ``docword.NAME.txt`` or ``docword.NAME.txt.gz``.
+    vocab : str, optional
+        Vocabulary file; default ``vocab.NAME.txt`` beside ``path``.
+    progress : callable, optional
+        Called with the number of bytes of ``path`` read since the last call.
+
+    Returns
+    -------
+    S : csr_array of shape (D, W), float64
+        Counts.
+    vocabulary : ndarray of shape (W,), str
+
+    Raises
+    ------
+    SpcaInputError
+        When the header disagrees with the data or the vocabulary, naming file and line.
+    """
+    check_file(path)
+    vocab_file = vocab or vocab_path_for(path)
+    if vocab_file is None:
+        raise SpcaInputError(path, "no vocabulary: name the file docword.NAME.txt with "
+                                   "vocab.NAME.txt beside it, or give --vocab")
+    if not os.path.exists(vocab_file):
+        raise SpcaInputError(vocab_file, "vocabulary file not found (give --vocab FILE)")
+
+    docs, words, counts, lines = [], [], [], []
+    with open_binary(path, progress) as (stream, tracker):
+        D, W, NNZ = _read_header(path, stream)
+        first_line = 4
+        carry = b""
+        found = 0
+        while True:
+            chunk = stream.read(BLOCK_BYTES)
+            tracker.update()
+            data = carry + chunk
+            if chunk:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    carry = data
+                    continue
+                block, carry = data[:cut], data[cut + 1:]  # whole lines, last newline dropped
+                n_lines = block.count(b"\n") + 1
+            else:
+                block, carry = data, b""
+                n_lines = block.count(b"\n") + 1 if block else 0
+            if block.strip():
+                entries, entry_lines = _parse_block(path, block, first_line)
+                if len(entries):
+                    _check_entries(path, entries, entry_lines, D, W, NNZ, found)
+                    found += len(entries)
+                    docs.append((entries[:, 0] - 1).astype(np.int32))
+                    words.append((entries[:, 1] - 1).astype(np.int32))
+                    counts.append(entries[:, 2].astype(np.float64))
+                    lines.append(entry_lines)
+            first_line += n_lines
+            if not chunk:
+                break
+    if found != NNZ:
+        raise SpcaInputError(path, f"header says {NNZ} entries (NNZ), found {found}")
+    vocabulary = read_vocabulary(vocab_file, W, header_path=path)
+
+    doc = np.concatenate(docs) if docs else np.zeros(0, np.int32)
+    word = np.concatenate(words) if words else np.zeros(0, np.int32)
+    count = np.concatenate(counts) if counts else np.zeros(0)
+    S = sp.csr_array(sp.coo_array((count, (doc, word)), shape=(D, W)))
+    S.sum_duplicates()
+    if S.nnz != found:
+        _report_duplicate(path, doc, word, np.concatenate(lines), W)
+    logger.info("read %s: %d documents, %d words, %d entries", path, D, W, S.nnz)
+    return S, vocabulary
+
+
+def _check_entries(path, entries, entry_lines, D, W, NNZ, found):
+    doc, word, count = entries[:, 0], entries[:, 1], entries[:, 2]
+    if found + len(entries) > NNZ:
+        i = NNZ - found
+        raise SpcaInputError(path, f"header says {NNZ} entries (NNZ), found more",
+                             line=int(entry_lines[i]))
+    checks = (
+        ((doc < 1) | (doc > D), lambda i: f"header says {D} documents, found doc id {doc[i]}"),
+        ((word < 1) | (word > W), lambda i: f"header says {W} words, found word id {word[i]}"),
+        (count < 1, lambda i: f"counts must be positive integers, found {count[i]}"),
+    )
+    for bad, message in checks:
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise SpcaInputError(path, message(i), line=int(entry_lines[i]))
+
+
+def _report_duplicate(path, doc, word, lines, W):
+    key = doc.astype(np.int64) * W + word
+    order = np.argsort(key, kind="stable")
+    same = np.flatnonzero(key[order][1:] == key[order][:-1])
+    first, second = order[same[0]], order[same[0] + 1]
+    raise SpcaInputError(path, f"doc id {doc[second] + 1} word id {word[second] + 1} appears "
+                               f"twice (also at line {lines[first]})", line=int(lines[second]))

@@ -1,0 +1,98 @@
+"""Kernels for products with A = S^T S when the vector is k-sparse (TPower, greedy, swap search).
+
+A x with ||x||_0 = k never needs all of S: y = S[:, I] x_I only touches the documents that
+contain one of the k words, and z = S^T y only the rows of those documents. Both kernels take
+the CSR pieces of S (for rows) and the CSC pieces (for columns) as plain arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["gram_sparse_matvec", "gram_columns", "gram_submatrix"]
+
+
+@njit(cache=True)
+def gram_sparse_matvec(indptr, indices, data, cindptr, cindices, cdata, idx, w, n, m):
+    """z = S^T (S[:, idx] @ w), of shape (n,), touching only documents that hold a word of idx.
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray
+        CSR arrays of S, shape (m, n).
+    cindptr, cindices, cdata : ndarray
+        CSC arrays of the same S.
+    idx : ndarray of int64, shape (k,)
+        Columns (words) where x is nonzero.
+    w : ndarray of float64, shape (k,)
+        The nonzero entries of x.
+    n, m : int
+        Number of words (columns) and of documents (rows).
+    """
+    y = np.zeros(m)  # (m,) S x, nonzero only on touched documents
+    touched = np.zeros(m, dtype=np.bool_)
+    rows = np.empty(m, dtype=np.int64)
+    n_rows = 0
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        wt = w[t]
+        for p in range(cindptr[j], cindptr[j + 1]):
+            r = cindices[p]
+            if not touched[r]:
+                touched[r] = True
+                rows[n_rows] = r
+                n_rows += 1
+            y[r] += cdata[p] * wt
+    z = np.zeros(n)  # (n,) S^T y
+    for q in range(n_rows):
+        r = rows[q]
+        yr = y[r]
+        if yr == 0.0:
+            continue
+        for p in range(indptr[r], indptr[r + 1]):
+            z[indices[p]] += data[p] * yr
+    return z
+
+
+@njit(cache=True)
+def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n):
+    """The columns A[:, idx] of A = S^T S, returned transposed: shape (len(idx), n).
+
+    Column j is S^T S[:, j]: a sum of the rows of S that contain word j, weighted by S[r, j].
+    """
+    out = np.zeros((idx.shape[0], n))
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        for p in range(cindptr[j], cindptr[j + 1]):
+            r = cindices[p]
+            s = cdata[p]
+            for q in range(indptr[r], indptr[r + 1]):
+                out[t, indices[q]] += data[q] * s
+    return out
+
+
+@njit(cache=True)
+def gram_submatrix(cindptr, cindices, cdata, idx, m):
+    """The principal submatrix A[idx, idx] of A = S^T S from the CSC arrays of S (m rows).
+
+    Column i is scattered into a dense buffer of length m once, then dotted with every later
+    column: k passes over the k columns, never over the rest of S.
+    """
+    k = idx.shape[0]
+    out = np.zeros((k, k))
+    buf = np.zeros(m)
+    for a in range(k):
+        ja = idx[a]
+        for p in range(cindptr[ja], cindptr[ja + 1]):
+            buf[cindices[p]] = cdata[p]
+        for b in range(a, k):
+            jb = idx[b]
+            s = 0.0
+            for p in range(cindptr[jb], cindptr[jb + 1]):
+                s += buf[cindices[p]] * cdata[p]
+            out[a, b] = s
+            out[b, a] = s
+        for p in range(cindptr[ja], cindptr[ja + 1]):
+            buf[cindices[p]] = 0.0
+    return out

@@ -1,0 +1,45 @@
+"""Progress display for the CLI: a rich progress bar on stderr, shown only on a terminal.
+
+The library reports progress through plain callbacks (``progress(n_bytes)``) and knows nothing
+about rich; these context managers give the CLI such a callback, or ``None`` when nothing should
+be drawn (``--quiet``, or stderr redirected to a file or pipe, as under cron).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from rich.console import Console
+from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
+                           TimeRemainingColumn, TransferSpeedColumn)
+
+__all__ = ["byte_progress", "status", "stderr_console"]
+
+
+def stderr_console():
+    return Console(stderr=True)
+
+
+@contextlib.contextmanager
+def byte_progress(total_bytes, description, *, quiet=False):
+    """Yield a callback ``advance(n_bytes)`` that moves a bar to ``total_bytes``, or None."""
+    console = stderr_console()
+    if quiet or not console.is_terminal or total_bytes <= 0:
+        yield None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+               TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(description, total=total_bytes)
+        yield lambda n: bar.advance(task, n)
+
+
+@contextlib.contextmanager
+def status(description, *, quiet=False):
+    """A spinner with ``description`` for a step of unknown length (on a terminal only)."""
+    console = stderr_console()
+    if quiet or not console.is_terminal:
+        yield
+        return
+    with console.status(description):
+        yield

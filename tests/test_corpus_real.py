@@ -1,0 +1,104 @@
+"""The real corpora of ../shared/data (skipped when absent): the airline tweets (CSV) and
+UCI KOS, through the library and through ``spca info``."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from spca_cli.cli import cli
+from spca_cli.corpus import format_time, load_input, read_corpus
+
+
+@pytest.fixture(scope="module")
+def airline(request):
+    from conftest import shared_file
+
+    return read_corpus(shared_file("twitter_us_airline_sentiment.csv"))
+
+
+@pytest.fixture(scope="module")
+def kos():
+    from conftest import shared_file
+
+    shared_file("vocab.kos.txt")
+    return read_corpus(shared_file("docword.kos.txt.gz"))
+
+
+def test_airline_records_dates_and_words(airline, airline_csv):
+    assert airline.n_documents == 14_640  # exact duplicates are kept
+    with open(airline_csv, newline="", encoding="utf-8") as f:
+        texts = [row["text"] for row in csv.DictReader(f)]
+    assert len(set(texts)) < len(texts)
+    local_days = {format_time(t, o)[:10] for t, o in zip(airline.times, airline.tz_offsets)}
+    assert min(local_days) == "2015-02-16" and max(local_days) == "2015-02-24"
+    assert set(airline.tz_offsets.tolist()) == {-8 * 3600}
+    df = np.asarray((airline.S > 0).sum(axis=0)).ravel()
+    top = set(airline.vocabulary[np.argsort(-df)[:30]].tolist())
+    assert {"flight", "cancelled", "service"} <= top
+    assert "amp" not in airline.vocabulary  # &amp; was unescaped
+    assert airline.options["time_column"] == "tweet_created"
+
+
+def test_airline_matches_the_published_matrix(airline, airline_mtx):
+    """matrices/airline.mtx was built with the same recipe but without unescaping HTML
+    entities, so it has one extra word, 'amp'; everything else must agree entry for entry."""
+    published = load_input(airline_mtx)
+    keep = np.flatnonzero(published.vocabulary != "amp")
+    assert published.vocabulary[keep].tolist() == airline.vocabulary.tolist()
+    assert (published.S[:, keep] != airline.S).nnz == 0
+
+
+def test_kos_sizes_and_top_words(kos, kos_docword):
+    assert (kos.n_documents, kos.n_words, kos.nnz) == (3430, 6906, 353_160)
+    assert kos.S.sum() == 467_714  # counts kept as they are
+    # expected top words, from the raw file without the library
+    with gzip.open(kos_docword, "rt") as f:
+        lines = f.read().split("\n")[3:]
+    df = Counter(int(line.split()[1]) for line in lines if line)
+    vocab = (kos_docword.parent / "vocab.kos.txt").read_text().split("\n")
+    expected = [vocab[w - 1] for w, _ in sorted(df.items(), key=lambda kv: (-kv[1], kv[0]))[:10]]
+    ours = np.asarray((kos.S > 0).sum(axis=0)).ravel()
+    assert kos.vocabulary[np.argsort(-ours, kind="stable")[:10]].tolist() == expected
+
+
+def test_info_json_on_real_corpora(kos_docword, airline_csv):
+    runner = CliRunner()
+    result = runner.invoke(cli, ["info", str(kos_docword), "--format", "json"],
+                           catch_exceptions=False)
+    info = json.loads(result.stdout)
+    assert (info["kind"], info["documents"], info["words"], info["nonzeros"]) == \
+        ("uci", 3430, 6906, 353_160)
+    assert info["first_time"] is None and info["last_time"] is None
+    assert info["top_words"][0] == {"word": "bush", "documents": 2123}
+    assert len(info["eigenvalues"]) == 5 and info["eigenvalues"] == sorted(info["eigenvalues"],
+                                                                          reverse=True)
+
+    result = runner.invoke(cli, ["info", str(airline_csv), "--format", "json", "--top", "20"],
+                           catch_exceptions=False)
+    info = json.loads(result.stdout)
+    assert (info["kind"], info["documents"], info["words"]) == ("csv", 14_640, 5373)
+    assert info["first_time"] == "2015-02-16T23:36:05-08:00"
+    assert info["last_time"] == "2015-02-24T11:53:37-08:00"
+    assert info["top_words"][0]["word"] == "flight"
+    assert {"flight", "cancelled", "service"} <= {w["word"] for w in info["top_words"]}
+    assert info["eigenvalues"][0] > info["eigenvalues"][1] > 0
+
+
+def test_airline_day_window(airline_csv):
+    day = read_corpus(airline_csv, since="2015-02-17T00:00:00-08:00",
+                      until="2015-02-17T23:59:59-08:00")
+    assert day.n_documents == 1408  # tweets per local day, PROVENANCE.md
+
+
+def test_bundled_sample():
+    from conftest import REPO
+
+    sample = read_corpus(REPO / "data_samples" / "docword.kos-sample.txt.gz")
+    assert (sample.n_documents, sample.n_words) == (300, 6906)
