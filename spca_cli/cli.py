@@ -17,6 +17,7 @@ Adding a command that reads corpora takes three decorators and one call::
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import time
@@ -343,3 +344,84 @@ def topics(ctx, inputs, output_format, output, labels, quiet, **kwargs):
         for note in doc["notes"]:
             click.echo(f"Warning: {note}", err=True)
     _write_output(render(doc, output_format), output)
+
+
+# ---------------------------------------------------------------------- daily
+def _expand_globs(inputs):
+    """Inputs as given, with quoted glob patterns (as cron passes them) expanded, sorted."""
+    import glob
+
+    paths = []
+    for item in inputs:
+        if os.path.exists(item) or not glob.has_magic(item):
+            paths.append(item)
+            continue
+        matches = sorted(glob.glob(item))
+        if not matches:
+            raise SpcaInputError(item, "the pattern matches no files")
+        paths.extend(matches)
+    return paths
+
+
+def _append_log(log_file, line):
+    if log_file:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        with open(log_file, "a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} {line}\n")
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--out", "out_dir", required=True, metavar="DIR",
+              help="Folder of the daily reports (DIR/YYYY-MM-DD.json, .md and index.md).")
+@click.option("--date", "date_text", metavar="YYYY-MM-DD", help="The day to analyse.")
+@click.option("--yesterday", is_flag=True,
+              help="Analyse yesterday in --timezone (the default when --date is not given).")
+@click.option("--timezone", "tz_name", default="UTC", show_default=True, metavar="TZ",
+              help="IANA time zone that defines the day, e.g. America/Los_Angeles.")
+@click.option("--log", "log_file", metavar="FILE", help="Append one line per run to FILE.")
+@topics_options
+@ingest_options
+@quiet_option
+def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwargs):
+    """Analyse one day of tweets and keep a folder of daily reports (for cron).
+
+    \b
+    Example (crontab, every morning at 06:15):
+        15 6 * * * spca daily '/data/tweets/*.jsonl.gz' --out /srv/topics --yesterday --timezone Europe/Athens --quiet
+    """
+    from spca_cli.daily import resolve_day, resolve_timezone, run_daily
+
+    topic_kwargs = _topic_kwargs(kwargs)
+    if kwargs.get("since") or kwargs.get("until"):
+        raise click.UsageError("--since/--until do not apply to spca daily, which reads one "
+                               "day; use --date or --yesterday")
+    kwargs.pop("since", None), kwargs.pop("until", None)
+    day = None
+    try:
+        tz = resolve_timezone(tz_name)
+        day = resolve_day(date_text, yesterday=yesterday, tz=tz)
+        paths = _expand_globs(inputs)
+
+        def read(paths, start, end):
+            # --until is inclusive to the second, and times are whole seconds: [start, end)
+            return load_input(paths, since=start, until=end - datetime.timedelta(seconds=1),
+                              **_input_kwargs(kwargs))
+
+        outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read,
+                            topics=lambda corpus: compute_topics(corpus, **topic_kwargs))
+    except SpcaError as exc:
+        _append_log(log_file, f"day={day} status=error {exc}")
+        raise
+    _append_log(log_file, f"day={day} status=ok documents={outcome.documents} "
+                          f"report={outcome.json_path}")
+    if not quiet:
+        click.echo(f"{day}: {outcome.documents:,} documents -> {outcome.json_path}, "
+                   f"{outcome.markdown_path}, {outcome.index_path}")
+
+
+def _input_kwargs(kwargs):
+    """Ingest options as load_input names them (the CLI calls the input kind input_format)."""
+    out = dict(kwargs)
+    out["format"] = out.pop("input_format", "auto")
+    return out

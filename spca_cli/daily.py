@@ -128,6 +128,9 @@ def atomic_write(path, text):
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX, suffix=".part")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; reports are ordinary files
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
@@ -158,10 +161,10 @@ class DailyOutcome:
     index_path: Path
 
 
-def _empty_day_report(day, tz, inputs):
-    return {"day": day.isoformat(), "timezone": str(tz), "documents": 0,
-            "input": {"path": ", ".join(map(str, inputs)), "documents": 0},
-            "components": [], "notes": ["no documents on this day"]}
+def _empty_day_report(day, tz, inputs, documents=0, note="no documents on this day"):
+    return {"day": day.isoformat(), "timezone": str(tz), "documents": documents,
+            "input": {"path": ", ".join(map(str, inputs)), "documents": documents},
+            "components": [], "notes": [note]}
 
 
 def run_daily(inputs, out_dir, *, day, tz, read, topics):
@@ -194,13 +197,22 @@ def run_daily(inputs, out_dir, *, day, tz, read, topics):
             corpus = read(inputs, start, end)
         except SpcaNoDocumentsError:
             corpus = None
-        if corpus is None:
-            doc = _empty_day_report(day, tz, inputs)
+        result, note = None, "no documents on this day"
+        if corpus is not None:
+            try:
+                result = topics(corpus)
+            except SpcaParameterError as exc:
+                # too little text that day for the topics asked (k * components > words):
+                # a fact about the day, reported like an empty day, not a failed run
+                note = f"not analysed: {exc}"
+        if result is None:
+            documents = 0 if corpus is None else int(corpus.S.shape[0])
+            doc = _empty_day_report(day, tz, inputs, documents, note)
             markdown = (f"# Topics of {day.isoformat()} ({tz})\n\n"
-                        "No documents on this day: nothing to analyse.\n")
+                        f"{documents} documents: {note}.\n")
         else:
             doc = {"day": day.isoformat(), "timezone": str(tz),
-                   "documents": int(corpus.S.shape[0]), **to_dict(topics(corpus))}
+                   "documents": int(corpus.S.shape[0]), **to_dict(result)}
             markdown = (f"# Topics of {day.isoformat()} ({tz})\n\n"
                         f"{doc['documents']} documents.\n\n" + render_markdown(doc))
         atomic_write(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -240,7 +252,8 @@ def render_index(directory):
     previous = None
     for report in _load_reports(directory):
         comps = report.get("components", [])
-        first = ", ".join(comps[0]["words"][:6]) if comps else "(no documents)"
+        first = (", ".join(comps[0]["words"][:6]) if comps
+                 else "; ".join(report.get("notes", [])) or "(no documents)")
         if comps:
             fresh = new_topics(comps, previous)
             fresh_text = ", ".join(f"{i}: {' '.join(comps[i - 1]['words'][:3])}" for i in fresh)

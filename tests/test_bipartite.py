@@ -210,7 +210,8 @@ def test_respects_removed_words():
 def test_parameter_errors():
     G = Gram.from_dense(np.eye(10))
     eigen = top_eigenpairs(G, 5)
-    with pytest.raises(SpcaParameterError, match=r"n_components \* k must be <= .* got 3 \* 4 = 12 > 10"):
+    with pytest.raises(SpcaParameterError,
+                       match=r"n_components \* k must be <= .* got 3 \* 4 = 12 > 10"):
         bipartite(G, 4, 3, eigen=eigen)
     with pytest.raises(SpcaParameterError, match="samples must be an int in the range"):
         bipartite(G, 2, 2, eigen=eigen, samples=0)
@@ -252,13 +253,15 @@ def test_deterministic_for_a_seed_and_independent_of_n_jobs():
 
 
 # ------------------------------------------------------------------------------ (6) time limit
-def test_time_limit_returns_the_best_so_far():
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_time_limit_returns_the_best_so_far(n_jobs):
     rng = np.random.default_rng(7)
     V = rng.random((300, 6))
     G = Gram.from_dense(V @ V.T)
     t = time.perf_counter()
     with pytest.warns(ConvergenceWarning, match="time limit of 0.05 s reached"):
-        out = bipartite(G, 5, 4, eigen=top_eigenpairs(G, 7), samples=10**7, time_limit=0.05)
+        out = bipartite(G, 5, 4, eigen=top_eigenpairs(G, 7), samples=10**7, time_limit=0.05,
+                        n_jobs=n_jobs)
     assert time.perf_counter() - t < 5.0
     assert out.info["time_limited"] and 1 <= out.info["samples"] < 10**7
     assert "stopped at the time limit" in out.info["note"]

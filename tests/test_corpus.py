@@ -15,7 +15,7 @@ from spca_cli.corpus import (Corpus, MatrixInput, load_corpus, load_input, read_
                              save_corpus)
 from spca_cli.corpus import tweets
 from spca_cli.corpus.times import format_time, parse_timestamps
-from spca_cli.corpus.tokenize import make_analyzer, preprocess
+from spca_cli.corpus.tokenize import SEPARATOR, make_analyzer
 from spca_cli.errors import SpcaNoDocumentsError, SpcaParameterError
 
 from conftest import TEST_DATA
@@ -107,9 +107,18 @@ def test_tokenizer(text, tokens):
     assert make_analyzer(3)(text) == tokens
 
 
-def test_preprocess_never_fuses_words():
-    assert preprocess("a@b c").split() == ["a", "c"]
-    assert make_analyzer(1)("see@you http://x.y/z now") == ["see", "now"]
+def test_dropped_parts_never_fuse_words():
+    assert make_analyzer(1)("a@b c") == ["a", "c"]
+    assert make_analyzer(1)("see@you http://x.y/z,now") == ["see"]  # a URL runs to whitespace
+    assert make_analyzer(3)("one http://t.co/x two") == ["one", "two"]
+
+
+def test_documents_holding_the_separator_stay_apart(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(f'text\n"alpha{SEPARATOR}beta"\ngamma\n')
+    corpus = read_corpus(path, **AS_IS)
+    assert corpus.n_documents == 2
+    np.testing.assert_array_equal(corpus.S.toarray(), [[1, 1, 0], [0, 0, 1]])
 
 
 def test_html_entities_are_unescaped_in_tweets(tmp_path):
@@ -256,3 +265,21 @@ def test_load_input_every_kind(tmp_path):
         load_input(TEST_DATA / "tiny.txt", labels="x.txt")
     with pytest.raises(SpcaParameterError, match="cannot apply to a matrix input"):
         load_input(tmp_path / "a.npy", min_count=3)
+
+
+def test_progress_reports_every_byte(tmp_path):
+    for src in (TEST_DATA / "tiny.csv", TEST_DATA / "docword.tiny.txt"):
+        seen = []
+        read_corpus(src, progress=seen.append)
+        assert sum(seen) == src.stat().st_size
+    gz = _gzip(TEST_DATA / "tiny.jsonl", tmp_path / "tiny.jsonl.gz")
+    seen = []
+    read_corpus(gz, progress=seen.append)
+    assert sum(seen) == gz.stat().st_size  # bytes on disk, compressed
+
+
+def test_missing_stopword_file():
+    from spca_cli.errors import SpcaInputError
+
+    with pytest.raises(SpcaInputError, match="nope.txt: stop word file not found"):
+        read_corpus(TEST_DATA / "tiny.txt", stopwords="nope.txt")

@@ -218,11 +218,10 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
         S, vocabulary = read_uci(paths[0], vocab=vocab, progress=progress)
         times = offsets = None
         min_length_applied = False
+        known = set(vocabulary.tolist()) if contains else set()
 
         def to_token(word):
-            return word if word in set_vocab else word.lower()
-
-        set_vocab = set(vocabulary.tolist()) if contains else set()
+            return word if word in known else word.lower()
     else:
         if vocab:
             raise SpcaParameterError("--vocab applies to UCI docword files only")
@@ -241,7 +240,9 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
             return tokens[0]
 
     if S.shape[0] == 0:
-        raise _no_documents(paths[0], ["--since/--until"] if lo or hi else [])
+        if lo is None and hi is None:
+            raise SpcaNoDocumentsError(paths[0], "has no documents")
+        raise _no_documents(paths[0], ["--since/--until"])
     ids = _contains_ids(contains, vocabulary, to_token)
     result, described = _finish(S, vocabulary, times, offsets, path=paths[0], contains_ids=ids,
                                 contains=contains, settings=settings,
@@ -290,12 +291,11 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress):
                 if not keep.all():
                     texts = list(compress(texts, keep))
                     epoch, offset = epoch[keep], offset[keep]
-            builder.add(list(map(analyzer, texts)))
+            builder.add(analyzer.tokenize_chunk(texts), len(texts))
             if epoch is not None:
                 epochs.append(epoch)
                 offsets.append(offset)
-        if not meta:
-            meta = {k: v for k, v in file_meta.items() if v is not None or k == "time_column"}
+        meta = meta or dict(file_meta)  # the columns used, as found in the first file
     S, vocabulary = builder.finish()
     if all_timed and epochs:
         times = np.concatenate(epochs).astype(np.int64)

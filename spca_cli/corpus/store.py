@@ -23,6 +23,12 @@ FORMAT_VERSION = 1
 _REQUIRED = ("data", "indices", "indptr", "shape", "vocabulary", "kind", "path", "options")
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def save_corpus(corpus, path):
     """Write ``corpus`` to ``path`` (.npz) atomically: a temporary file in the same folder,
     then ``os.replace``, so a reader never sees half a file and a failure leaves none."""
@@ -44,6 +50,7 @@ def save_corpus(corpus, path):
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it normal permissions
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -154,6 +154,49 @@ def _decode_lines(path, lines, first_line):
     return objs, numbers
 
 
+def _fields_fast(objs, text_column, time_name):
+    """(texts, stamps, None, 0) when every object has a string text (and time), else None.
+
+    List comprehensions over the chunk: about a third of the cost of the careful loop below.
+    """
+    try:
+        if text_column is not None:
+            texts = [o[text_column] for o in objs]
+        else:
+            texts = [o["extended_tweet"]["full_text"] if "extended_tweet" in o
+                     else o["full_text"] if "full_text" in o else o["text"] for o in objs]
+        stamps = [o[time_name] for o in objs] if time_name is not None else None
+    except (KeyError, TypeError, AttributeError):
+        return None
+    if set(map(type, texts)) - {str} or (stamps is not None and set(map(type, stamps)) - {str}):
+        return None
+    return texts, stamps, None, 0
+
+
+def _fields_slow(path, objs, numbers, text_column, time_name):
+    """Object by object: skip those without text, report the first malformed one."""
+    texts, stamps, stamp_lines, skipped = [], [], [], 0
+    for obj, lineno in zip(objs, numbers):
+        if not isinstance(obj, dict):
+            raise SpcaInputError(path, f"expected a JSON object, found {type(obj).__name__}",
+                                 line=lineno)
+        text = _text_of(obj, text_column)
+        if text is None:
+            skipped += 1
+            continue
+        if not isinstance(text, str):
+            raise SpcaInputError(path, f"text is a {type(text).__name__}, not a string",
+                                 line=lineno)
+        if time_name is not None:
+            stamp = obj.get(time_name)
+            if not isinstance(stamp, str):
+                raise SpcaInputError(path, f"no time in field '{time_name}'", line=lineno)
+            stamps.append(stamp)
+            stamp_lines.append(lineno)
+        texts.append(text)
+    return texts, (stamps if time_name is not None else None), stamp_lines, skipped
+
+
 def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=None,
                chunk_size=None):
     """Chunks of a JSON-lines file: one object per line.
@@ -179,29 +222,22 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
             seen_any = True
             objs, numbers = _decode_lines(path, lines, first_line)
             first_line += len(lines)
-            texts, stamps, stamp_lines = [], [], []
-            for obj, lineno in zip(objs, numbers):
-                if not isinstance(obj, dict):
-                    raise SpcaInputError(path, f"expected a JSON object, found "
-                                               f"{type(obj).__name__}", line=lineno)
-                text = _text_of(obj, text_column)
-                if text is None:
-                    skipped += 1
-                    continue
-                if not isinstance(text, str):
-                    raise SpcaInputError(path, f"text is a {type(text).__name__}, not a string",
-                                         line=lineno)
-                if use_times is None:
-                    use_times = (time_name or "created_at") in obj or time_name is not None
+            if use_times is None and objs:
+                first = next((o for o in objs if isinstance(o, dict)
+                              and _text_of(o, text_column) is not None), None)
+                if first is not None:
+                    use_times = time_name is not None or "created_at" in first
                     time_name = (time_name or "created_at") if use_times else None
                     meta.update(text_column=text_column or "text", time_column=time_name)
-                if use_times:
-                    stamp = obj.get(time_name)
-                    if not isinstance(stamp, str):
-                        raise SpcaInputError(path, f"no time in field '{time_name}'", line=lineno)
-                    stamps.append(stamp)
-                    stamp_lines.append(lineno)
-                texts.append(unescape(text))
+            fields = _fields_fast(objs, text_column, time_name if use_times else None)
+            if fields is None:  # something is missing or odd: the careful loop says what
+                fields = _fields_slow(path, objs, numbers, text_column,
+                                      time_name if use_times else None)
+            texts, stamps, stamp_lines, n_skipped = fields
+            skipped += n_skipped
+            texts = list(map(unescape, texts))
+            if stamp_lines is None:
+                stamp_lines = numbers
             if not texts:
                 continue
             if use_times:

@@ -85,7 +85,7 @@ def gram_submatrix(cindptr, cindices, cdata, idx, m):
     for a in range(k):
         ja = idx[a]
         for p in range(cindptr[ja], cindptr[ja + 1]):
-            buf[cindices[p]] = cdata[p]
+            buf[cindices[p]] += cdata[p]  # += : correct even with duplicate entries
         for b in range(a, k):
             jb = idx[b]
             s = 0.0

@@ -6,10 +6,12 @@ Single-component solvers share the signature documented in :mod:`spca_cli.solver
 
 from spca_cli.solvers._base import SolverOutput
 from spca_cli.solvers.bipartite import bipartite
+from spca_cli.solvers.nonneg import nonneg
 from spca_cli.solvers.threshold import threshold
 
 SOLVERS = {
     "threshold": threshold,
+    "nonneg": nonneg,
 }
 
 JOINT_SOLVERS = {

@@ -29,20 +29,33 @@ INITS = ("auto", "top-variance", "top-k-variance", "warm-start", "eigenvector", 
 # "gain" is rounding in the secular root and taking it could cycle.
 _SWAP_RTOL = 1e-10
 
-# S -> (weakref to S, CSC copy of S). A Gram view never changes S, and every view (remove,
-# project_out) shares the same S object, so one CSC copy serves the whole deflation loop.
-_CSC_CACHE = {}
+# Per document-word matrix S: its CSC copy and the diagonal of S^T S. Every Gram view (remove,
+# project_out) wraps S's memory in new csr_array and ndarray objects, so the cache is keyed by
+# the memory itself (buffer addresses and sizes) and holds a weak reference to the ndarray that
+# owns the data buffer: the entry goes away with that buffer, before its memory can be reused.
+_S_CACHE = {}
 
 
-def _csc_of(S):
-    hit = _CSC_CACHE.get(id(S))
-    if hit is not None and hit[0]() is S:
-        return hit[1]
-    csc = S.tocsc()
-    csc.sort_indices()
-    key = id(S)
-    _CSC_CACHE[key] = (weakref.ref(S, lambda _ref, key=key: _CSC_CACHE.pop(key, None)), csc)
-    return csc
+def _owner(a):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _s_parts(S):
+    """(CSC copy of S with duplicates summed, diag(S^T S)) for the csr ``S``, cached."""
+    key = tuple((a.__array_interface__["data"][0], a.size, a.dtype.str)
+                for a in (S.data, S.indices, S.indptr)) + (S.shape,)
+    hit = _S_CACHE.get(key)
+    if hit is not None and hit[0]() is not None:
+        return hit[1], hit[2]
+    csc = S.tocsc(copy=True)
+    csc.sum_duplicates()
+    cols = np.repeat(np.arange(csc.shape[1]), np.diff(csc.indptr))
+    diag = np.bincount(cols, weights=csc.data * csc.data, minlength=csc.shape[1])
+    ref = weakref.ref(_owner(S.data), lambda _ref, key=key: _S_CACHE.pop(key, None))
+    _S_CACHE[key] = (ref, csc, diag)
+    return csc, diag
 
 
 class _Products:
@@ -61,12 +74,10 @@ class _Products:
         self._columns = {}
         if A.X is None and A.S is not None:
             self.kind = "S"
-            S = A.S
-            if not S.has_sorted_indices:
-                S = S.copy()
-                S.sort_indices()
-            self.csr = S
-            self.csc = _csc_of(A.S)
+            self.csr = A.S
+            self.csc, self._diag = _s_parts(A.S)
+            if self.mask is not None:
+                self._diag = self._diag * self.mask
         elif A.X is None:
             self.kind = "dense"
         else:
@@ -81,6 +92,10 @@ class _Products:
         w = np.asarray(w, dtype=np.float64)
         if self.mask is not None:
             w = w * self.mask[idx]
+        missing = sum(1 for j in idx.tolist() if j not in self._columns)
+        if missing <= 1 and idx.size > 1:
+            # the columns are at hand (a swap search just computed them): n k work, no S pass
+            return self.columns(idx) @ w
         if self.kind == "S":
             S, C = self.csr, self.csc
             z = gram_sparse_matvec(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data,
@@ -136,6 +151,9 @@ class _Products:
         return 0.5 * (sub + sub.T)
 
     def diagonal(self):
+        """diag(A') of shape (n,)."""
+        if self.kind == "S":
+            return self._diag
         return self.A.diagonal()
 
 
@@ -313,9 +331,10 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
 
     1. ``"top-variance"``: e_j at the largest diagonal entry of A' (Section 4.1.2, scheme 1);
     2. ``"top-k-variance"``: the indicator of the k largest diagonal entries, normalised;
-    3. ``"warm-start"``: the two-stage scheme (Section 4.1.2, scheme 2) repeated: TPower with
-       cardinality min(4k, words) from the top-4k-variance indicator, its result starts TPower
-       with 2k, and that one the final run with k;
+    3. ``"warm-start"``: the two-stage scheme (Section 4.1.2, scheme 2): TPower with
+       cardinality min(4k, active words) from the indicator of the 4k largest variances, whose
+       fixed point starts the run with k (a third 2k stage found nothing better on KOS and the
+       airline tweets and costs more products);
     4. ``"eigenvector"``: the k largest |entries| of the leading eigenvector of A' (the
        ``threshold`` solver's answer);
     5. ``"spannogram"``: ``warm_start``, when one is given;
@@ -401,11 +420,18 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     diag = np.where(active, ops.diagonal(), -np.inf)  # inactive words are never chosen
     by_variance = np.lexsort((np.arange(A.n), -diag))  # decreasing diagonal, ties by index
 
+    # each start gives (indices, weights, products already spent, converged so far)
     def top_variance():
-        return by_variance[:1], np.ones(1)
+        return by_variance[:1], np.ones(1), 0, True
 
     def top_k_variance():
-        return by_variance[:k], np.ones(k)
+        return by_variance[:k], np.ones(k), 0, True
+
+    def two_stage():  # cardinality 4k first, then k from its fixed point
+        big = min(n_active, 4 * k)
+        if big == k:
+            return by_variance[:k], np.ones(k), 0, True
+        return _run(ops, by_variance[:big], np.ones(big), big, max_iter, tol)
 
     def eigenvector():
         nonlocal eigen
@@ -415,50 +441,35 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
         v1 = eigen.vectors[:, 0]
         support = _top_k(v1, active, k)
         w = v1[support]
-        return support, (w if np.linalg.norm(w) > 0 else np.ones(k))
+        return support, (w if np.linalg.norm(w) > 0 else np.ones(k)), 0, True
 
-    starts = {}  # name -> callable giving the run's result
+    starts = {}  # name -> callable giving the start
     if init in ("auto", "top-variance"):
         starts["top-variance"] = top_variance
     if init in ("auto", "top-k-variance"):
         starts["top-k-variance"] = top_k_variance
     if init in ("auto", "warm-start"):
-        starts["warm-start"] = None  # multi-stage, handled below
+        starts["warm-start"] = two_stage
     if init in ("auto", "eigenvector"):
         starts["eigenvector"] = eigenvector
     if init == "spannogram" or (init == "auto" and warm_start is not None):
-        starts["spannogram"] = lambda: warm
+        starts["spannogram"] = lambda: (*warm, 0, True)
     if init == "auto" and n_starts > 0:
         rng = check_random_state(random_state)
         pool = by_variance[:min(n_active, 4 * k)]
         for s in range(n_starts):
             chosen = np.sort(rng.choice(pool, size=k, replace=False))
-            starts[f"random-{s + 1}"] = lambda chosen=chosen: (chosen, np.ones(k))
+            starts[f"random-{s + 1}"] = lambda chosen=chosen: (chosen, np.ones(k), 0, True)
 
-    results = {}
+    results = {}  # name -> (support, value, products, converged, swaps)
     unconverged = []
     memo = {}
     for name, make in starts.items():
-        if make is None:  # warm start: cardinalities 4k -> 2k -> k, each from the previous
-            sizes = [c for c in (min(n_active, 4 * k), min(n_active, 2 * k)) if c > k]
-            sizes = sorted(set(sizes), reverse=True)
-            idx = by_variance[:sizes[0] if sizes else k]
-            w = np.ones(idx.size)
-            iters, stage_ok = 0, True
-            for c in sizes:
-                idx, w, it, ok = _run(ops, idx, w, c, max_iter, tol)
-                iters += it
-                stage_ok &= ok
-            idx, w, lam, it, ok, swaps = _tpower_local(ops, idx, w, k, max_iter, tol,
-                                                       local_search, memo)
-            iters += it
-            ok &= stage_ok
-        else:
-            idx, w = make()
-            idx, w, lam, iters, ok, swaps = _tpower_local(ops, idx, w, k, max_iter, tol,
-                                                          local_search, memo)
-        results[name] = (idx, lam, iters, ok, swaps)
-        if not ok:
+        idx, w, pre_iters, pre_ok = make()
+        idx, w, lam, iters, ok, swaps = _tpower_local(ops, idx, w, k, max_iter, tol,
+                                                      local_search, memo)
+        results[name] = (idx, lam, pre_iters + iters, ok and pre_ok, swaps)
+        if not (ok and pre_ok):
             unconverged.append(name)
 
     best = max(results, key=lambda name: results[name][1])  # first maximum wins ties

@@ -1,0 +1,527 @@
+"""The exact rank-d spannogram solver with provably safe feature elimination (2013 paper).
+
+The front end turns the (possibly deflated) operator into the arrays the numba kernels in
+:mod:`spca_cli.kernels.spannogram` want, runs Algorithm 3 (elimination) and Algorithm 2
+(candidate supports) through them, scores every candidate on the original A', and derives the
+certificate OPT <= OPT_d + lambda_{d+1} (Lemma 3).
+
+Why the candidate set is complete (absolute-value mode, any PSD A). OPT_d = max over unit c of
+f(c) = sum of the k largest (V c)_i^2, and a support that is a top-k set of |V c| at a maximiser
+c* reaches it. Every c* lies in the closure of an open cell where the top-k set I is unique, so
+it is enough to produce the set I of every cell. Fix such I and signs s_i = sign(V_i c) inside
+the cell; Q = {c : s_i V_i c >= |V_j c| for i in I, j not in I} is a polyhedral cone inside the
+closure of the cell, pointed because the rows of V span R^d. An extreme ray of Q has d-1
+independent active constraints s_i V_i c = +-V_j c, all at the same level t = k-th largest |V c|:
+if t > 0 the tied rows contain d whose star system (V_i1 - b_l V_il) c = 0 has rank d-1 (a star
+point), if t = 0 they contain d-1 independent rows orthogonal to c (a zero point). At that ray
+I = U + M, with U the curves strictly above t and M a choice of k - |U| tied curves, and the
+kernel emits every such choice. Identical rows share every tie, so they are merged into one
+class and only the number taken from each class is enumerated.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from spca_cli.errors import SpcaParameterError
+from spca_cli.kernels.spannogram import spannogram_pass
+from spca_cli.solvers._base import check_float, check_int, check_k, finish_component
+from spca_cli.spectrum import low_rank_factor, top_eigenpairs
+
+__all__ = ["spannogram", "is_nonnegative", "warm_up"]
+
+logger = logging.getLogger(__name__)
+
+_TIE_RTOL = 1e-10  # tie tolerance, relative to the largest row norm of V
+_ZERO_RTOL = 1e-12  # rows of V shorter than this (relative) are treated as zero rows
+_DUP_RTOL = 1e-9  # rows equal to this (relative) precision are merged into one class
+_RANK_RTOL = 1e-10  # eigenvalues below this fraction of lambda_1 do not count towards rank d
+_ENUM_CAP = 1_000_000  # ways to resolve a single tie beyond which the point is skipped
+_WINDOW = 1e-10  # candidates within this relative distance of the best are re-scored exactly
+
+
+def is_nonnegative(A):
+    """True if the operator A' is provably entrywise nonnegative (cheap, conservative).
+
+    A = S^T S with S >= 0 is nonnegative, and so is a dense A with no negative entry; a ``remove``
+    view (M A M, M a 0/1 mask) keeps that. A projection-deflated view mixes signs in general,
+    so it is reported as not nonnegative without looking.
+    """
+    if A.X is not None:
+        return False
+    if A.S is not None:
+        return bool(A.S.data.size == 0 or A.S.data.min() >= 0)
+    return bool(A.dense.min() >= 0)
+
+
+def _n_points(m, d, signed):
+    """Intersection points (systems solved) of a pass over m classes."""
+    if m < d:
+        return 0
+    n_sign = 1 if signed else 2 ** (d - 1)
+    star = math.comb(m, d) * n_sign
+    zero = math.comb(m, d - 1) if d >= 2 else 0
+    return star + zero
+
+
+def _classes(Vw, words, diag, signed, scale):
+    """Merge identical rows of V into classes; return the arrays the kernel wants.
+
+    Returns (Vc, norms, mult, off, word_order, deviation): class rows sorted by decreasing
+    norm (ties by the representative's word index), class sizes, offsets into ``word_order``
+    (the words of class g are word_order[off[g]:off[g+1]], best A' diagonal first) and the
+    largest distance between a member's row and its class row.
+    """
+    Vn = Vw.copy()
+    if not signed:
+        # |V c| does not see the sign of a row: flip each row so its largest entry is positive,
+        # then rows equal up to sign become equal
+        big = np.argmax(np.abs(Vn), axis=1)
+        sgn = np.sign(Vn[np.arange(len(Vn)), big])
+        sgn[sgn == 0] = 1.0
+        Vn *= sgn[:, None]
+    q = _DUP_RTOL * scale
+    keys = np.round(Vn / q).astype(np.int64)
+    _, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    # members of a class in priority order: larger diag(A') first, then smaller word index
+    order = np.lexsort((words, -diag, inverse))
+    inv_sorted = inverse[order]
+    starts = np.flatnonzero(np.r_[True, inv_sorted[1:] != inv_sorted[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    rep_local = order[starts]  # representative: first member in priority order
+    rep_rows = Vn[rep_local]
+    norms = np.linalg.norm(rep_rows, axis=1)
+    rep_words = words[rep_local]
+    cls_order = np.lexsort((rep_words, -norms))
+    deviation = 0.0
+    members = []
+    for g in cls_order:
+        loc = order[starts[g]:starts[g] + sizes[g]]
+        members.append(loc)
+        if len(loc) > 1:
+            deviation = max(deviation, float(np.max(np.linalg.norm(Vn[loc] - rep_rows[g], axis=1))))
+    mult = sizes[cls_order].astype(np.int64)
+    off = np.zeros(len(mult) + 1, dtype=np.int64)
+    off[1:] = np.cumsum(mult)
+    local_order = np.concatenate(members)
+    Vc = np.ascontiguousarray(rep_rows[cls_order], dtype=np.float64)
+    return (Vc, np.ascontiguousarray(norms[cls_order]), mult, off, words[local_order],
+            deviation)
+
+
+def _prefix_hashes(pos_hash, mult, off):
+    """pre[pre_off[g] + j] = XOR of the hashes of the first j members of class g."""
+    G = len(mult)
+    pre_off = (off[:-1] + np.arange(G)).astype(np.int64)
+    pre = np.zeros(off[-1] + G, dtype=np.uint64)
+    for g in range(G):
+        acc = np.bitwise_xor.accumulate(pos_hash[off[g]:off[g + 1]])
+        pre[pre_off[g] + 1:pre_off[g] + 1 + mult[g]] = acc
+    return pre, pre_off
+
+
+class _Pass:
+    """Runs the kernel over the first m classes in chunks (time limit, memory) and merges."""
+
+    def __init__(self, arrays, d, k, signed, tol, gap, nthreads):
+        self.arrays = arrays
+        self.d, self.k, self.signed, self.tol, self.gap = d, k, signed, tol, gap
+        self.nthreads = nthreads
+        self.cap_c, self.cap_h = 50_000, 500_000
+
+    def run(self, m, deadline=None, chunk_points=2_000_000):
+        Vc, norms, mult, off, pre, pre_off = self.arrays
+        args = (np.ascontiguousarray(Vc[:m]), norms[:m], mult[:m], off[:m + 1], pre, pre_off)
+        d, signed = self.d, self.signed
+        n_sign = 1 if signed else 2 ** (d - 1)
+        work = np.array([math.comb(m - 1 - i, d - 1) * n_sign
+                         + (math.comb(m - 1 - i, d - 2) if d >= 2 else 0) for i in range(m)],
+                        dtype=np.float64)
+        chunks, cur, acc = [], [], 0.0
+        for i in range(m):
+            cur.append(i)
+            acc += work[i]
+            if acc >= chunk_points:
+                chunks.append(cur)
+                cur, acc = [], 0.0
+        if cur:
+            chunks.append(cur)
+        out = {"pos": [], "hash": [], "val": [], "all_hash": [], "points": 0, "tau": np.inf,
+               "zero_hit": False, "truncated": False, "complete": True, "run_max": -np.inf}
+        todo = [np.array(c, dtype=np.int64) for c in reversed(chunks)]
+        while todo:
+            if deadline is not None and time.perf_counter() > deadline:
+                out["complete"] = False
+                break
+            firsts = todo.pop()
+            res = spannogram_pass(*args, d, self.k, signed, self.tol, firsts, self.nthreads,
+                                  self.gap, self.cap_c, self.cap_h, _ENUM_CAP)
+            pos, hsh, val, all_hash, stats, tau = res
+            if stats[:, 3].any():  # an output buffer overflowed: split the chunk or grow buffers
+                if len(firsts) > 1:
+                    half = len(firsts) // 2
+                    todo.append(firsts[half:])
+                    todo.append(firsts[:half])
+                else:
+                    self.cap_c *= 4
+                    self.cap_h *= 4
+                    todo.append(firsts)
+                continue
+            out["points"] += int(stats[:, 2].sum())
+            out["tau"] = min(out["tau"], float(tau.min()))
+            out["zero_hit"] |= bool(stats[:, 5].any())
+            out["truncated"] |= bool(stats[:, 4].any())
+            for th in range(self.nthreads):
+                n_c, n_h = int(stats[th, 0]), int(stats[th, 1])
+                out["all_hash"].append(all_hash[th, :n_h].copy())
+                if n_c:
+                    v = val[th, :n_c]
+                    out["run_max"] = max(out["run_max"], float(v.max()))
+                    keep = v >= out["run_max"] - self.gap
+                    out["pos"].append(pos[th, :n_c][keep].copy())
+                    out["hash"].append(hsh[th, :n_c][keep].copy())
+                    out["val"].append(v[keep].copy())
+        return out
+
+
+def _refusal(d, k, words, points):
+    return (f"rank {d} with k={k} leaves {words} words after elimination: {points:.1e} candidate "
+            f"supports would not finish; use a smaller --rank, or --time-limit SECONDS to get the "
+            f"best found in that time")
+
+
+def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_limit=None,
+               max_candidates=50_000_000, random_state=0, **_ignored):
+    """Best k-sparse component among the rank-d spannogram candidates, with its certificate.
+
+    Solves max ||V_I^T x||^2 (the sparse PCA problem on A_d = V V^T, V = U_d L_d^(1/2)) exactly
+    by enumerating the candidate supports of Algorithm 2 on the words that survive the safe
+    elimination of Algorithm 3, then scores every candidate support I on the original A' by
+    lambda_max(A'[I, I]) and returns the best (Algorithm 1).
+
+    Parameters
+    ----------
+    A : Gram
+        The (possibly deflated) co-occurrence operator of shape (n_words, n_words); only words
+        with ``A.active()`` are ever chosen.
+    k : int
+        Number of nonzero words.
+    eigen : Eigen
+        Leading eigenpairs of ``A`` (at least ``rank + 1`` of them; more are computed if not).
+    rank : int, default=2
+        The rank d of the approximation. Cost grows like C(n_surviving, d); d = 1 is PCA plus
+        thresholding.
+    eliminate : bool, default=True
+        Run the feature elimination first. The result is identical either way (see Notes); it
+        only decides how many words the enumeration has to visit.
+    nonnegative : bool or None, default=None
+        ``None`` detects whether A' is entrywise nonnegative and reports it, but enumerates
+        with all 2^(d-1) sign patterns of |V c| (see Notes). ``True`` uses the paper's
+        nonnegative reduction (Appendix B: one sign pattern, top-k of V c and of -V c), which is
+        exact by Perron-Frobenius on a nonnegative A but cannot be combined with the safe
+        elimination, so it visits every word; ``False`` forces the |V c| enumeration.
+    time_limit : float or None, default=None
+        Seconds. Without it, a run that would visit more than ``max_candidates`` intersection
+        points is refused; with it, the best support found when the time is up is returned
+        (``info["exact"]`` False, no rank-d bound).
+    max_candidates : int, default=50_000_000
+        Largest number of intersection points (candidate supports) accepted without a time limit.
+    random_state : int, RandomState or None, default=0
+        Seeds the 64-bit Zobrist hashes used to deduplicate candidate supports; pass an int for
+        reproducible results.
+
+    Returns
+    -------
+    SolverOutput
+        ``bounds`` holds ``(OPT_d + lambda_{d+1} + slack, "rank-d spannogram + lambda_{d+1}")``
+        when the enumeration was complete. ``info`` has ``rank`` (the d used: requested rank,
+        lowered to the number of positive eigenvalues), ``rank_requested``,
+        ``surviving_words``, ``candidates`` (distinct supports), ``scored`` (k x k eigenvalue
+        solves on A'), ``intersections`` (systems solved, all passes), ``exact``, ``opt_d``,
+        ``apriori_ratio`` = max(0, 1 - lambda_{d+1} / value) (Theorem 1), ``nonnegative``,
+        ``sign_patterns``, ``time_limited``.
+
+    Raises
+    ------
+    SpcaParameterError
+        For invalid parameters, or when the enumeration would exceed ``max_candidates`` and no
+        ``time_limit`` was given.
+
+    Notes
+    -----
+    Ties (exact rule, no perturbation). Words whose rows of V agree to 1e-9 of the largest row
+    norm (up to sign for |V c|) form one class, so co-occurring words cost one curve. At every
+    intersection point the curves within 1e-10 (relative) of the tie level count as tied, and
+    every way of taking the missing k - |U| words from the tied classes is a candidate, so no
+    perturbation of V is needed and the candidate set holds the top-k set of every cell of the
+    arrangement. Zero rows of V are never candidates unless fewer than k words have nonzero rows.
+    The bound's slack covers the merged rows, the dropped zero rows, the eigensolver residuals
+    and rounding.
+
+    Elimination (Algorithm 3, made exact). Classes are taken in decreasing order of ||V_i||, the
+    amplitude of curve i. For the first m of them, tau_m = min over unit c of the k-th largest
+    |V_j c| is computed exactly: it is reached at a star point whose tie straddles the k-th place
+    or is 0 (a zero point, or rows spanning less than R^d). Every row with ||V_e|| < tau_m lies
+    strictly below k rows of the first m at every c, so it is in no top-k set and no straddling
+    tie: the candidate set, hence the result, is the same without it. m grows until no row
+    outside the first m reaches tau_m (tau_m only grows with m). The nonnegative reduction looks
+    at signed values V c, whose k-th largest can be negative anywhere, so no amplitude test can
+    discard a row there; that is why it is not used by default.
+
+    References
+    ----------
+    .. [1] D. S. Papailiopoulos, A. G. Dimakis and S. Korokythakis, "Sparse PCA through Low-rank
+       Approximations", ICML 2013: Algorithm 1 (solver), Algorithm 2 (spannogram candidates),
+       Algorithm 3 and Appendix C (feature elimination), Appendix B (nonnegative reduction),
+       Lemma 3 and Theorem 1 (bound OPT <= OPT_d + lambda_{d+1}), Appendix E (ties).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from spca_cli.matrix import Gram
+    >>> from spca_cli.spectrum import top_eigenpairs
+    >>> X = np.random.RandomState(0).randn(40, 12)
+    >>> A = Gram.from_dense(X.T @ X)
+    >>> out = spannogram(A, 3, eigen=top_eigenpairs(A, 3), rank=2)
+    >>> len(out.indices), out.info["exact"]
+    (3, True)
+    >>> bool(out.value <= out.bounds[0][0])
+    True
+    """
+    k = check_k(A, k)
+    rank = check_int("rank", rank, 1)
+    max_candidates = check_int("max_candidates", max_candidates, 1)
+    if time_limit is not None:
+        time_limit = check_float("time_limit", time_limit, 0.0, None, low_open=True)
+    if nonnegative not in (None, True, False):
+        raise SpcaParameterError(f"nonnegative must be None, True or False, got {nonnegative!r}")
+    if not isinstance(eliminate, (bool, np.bool_)):
+        raise SpcaParameterError(f"eliminate must be True or False, got {eliminate!r}")
+    rng = check_random_state(random_state)
+    start = time.perf_counter()
+    deadline = None if time_limit is None else start + time_limit
+
+    detected = is_nonnegative(A)
+    if nonnegative and not detected:
+        raise SpcaParameterError(
+            "nonnegative=True needs an entrywise nonnegative matrix (A = S^T S with S >= 0, or a "
+            "dense A >= 0, undeflated or with remove deflation)")
+    signed = bool(nonnegative)
+    eliminate = bool(eliminate) and not signed
+
+    n = A.n
+    if len(eigen.values) < min(rank + 1, n):
+        eigen = top_eigenpairs(A, rank + 1, random_state=random_state)
+    theta = eigen.values
+    res = eigen.residuals
+    lam1 = float(theta[0])
+    d = int(np.sum(theta[:min(rank, len(theta))] > _RANK_RTOL * lam1)) if lam1 > 0 else 0
+    hashes_all = rng.randint(1, 2 ** 63 - 1, size=n, dtype=np.int64).astype(np.uint64)
+    active = A.active()
+    diag = A.diagonal()
+    info = {"rank": d, "rank_requested": rank, "nonnegative": detected,
+            "sign_patterns": 1 if signed else 2 ** max(d - 1, 0), "time_limited": False}
+
+    if d == 0:  # A' vanishes on the active words: every support explains 0
+        act = np.flatnonzero(active)
+        support = act[np.lexsort((act, -diag[act]))][:k]
+        info.update(surviving_words=int(len(act)), candidates=1, scored=1, intersections=0,
+                    exact=True, opt_d=0.0, apriori_ratio=0.0)
+        return finish_component(A, support, info=info)
+
+    V = low_rank_factor(eigen, d)  # (n, d), A_d = V V^T
+    lam_next = eigen.value(d)  # lambda_{d+1}, 0 beyond n
+    r_next = float(res[d]) if d < len(res) else 0.0
+    # first-order bound on lambda_max(A - V V^T) - lambda_{d+1} from the eigenpair residuals
+    slack_eig = r_next + 2.0 * float(np.sqrt(np.sum(res[:d] ** 2)))
+    gap = lam_next + slack_eig + 1e-9 * lam1  # A'-score <= A_d-score + gap (exact pruning)
+
+    row_norm = np.linalg.norm(V, axis=1)
+    row_norm[~active] = 0.0
+    scale = float(row_norm.max())
+    zero_cut = _ZERO_RTOL * scale
+    nz = active & (row_norm > zero_cut)
+    dropped = float(row_norm[active & ~nz].max()) if np.any(active & ~nz) else 0.0
+    words_nz = np.flatnonzero(nz)
+
+    if len(words_nz) <= k:
+        # fewer nonzero rows than k: they all belong in the support, padded with the zero-row
+        # words of largest diagonal (any padding has the same rank-d value)
+        rest = np.flatnonzero(active & ~nz)
+        pad = rest[np.lexsort((rest, -diag[rest]))][:k - len(words_nz)]
+        support = np.concatenate([words_nz, pad])
+        Vs = V[support]
+        opt_d = float(np.linalg.eigvalsh(Vs.T @ Vs)[-1])
+        out = finish_component(A, support)
+        bound = _bound(opt_d, lam_next, slack_eig, k, d, 0.0, dropped)
+        info.update(surviving_words=int(len(support)), candidates=1, scored=1, intersections=0,
+                    exact=True, opt_d=opt_d, apriori_ratio=_apriori(lam_next, out.value))
+        out.bounds = [(bound, f"rank-{d} spannogram + lambda_{d + 1}")]
+        out.info = info
+        return out
+
+    Vc, norms, mult, off, word_order, deviation = _classes(V[words_nz], words_nz, diag[words_nz],
+                                                           signed, scale)
+    pre, pre_off = _prefix_hashes(hashes_all[word_order], mult, off)
+    G = len(mult)
+    tol = _TIE_RTOL * scale
+    runner = _Pass((Vc, norms, mult, off, pre, pre_off), d, k, signed, tol, gap,
+                   nthreads=max(1, min(2, _n_threads())))
+    cum_words = off[1:]
+
+    # ---------------------------------------------------------------- elimination (Algorithm 3)
+    total_points = 0
+    complete = True
+    if eliminate:
+        m = int(min(G, np.searchsorted(cum_words, k + d) + 1))
+    else:
+        m = G
+    while True:
+        pts = _n_points(m, d, signed)
+        if pts > max_candidates and deadline is None:
+            raise SpcaParameterError(_refusal(d, k, int(cum_words[m - 1]), pts))
+        result = runner.run(m, deadline)
+        total_points += result["points"]
+        if not result["complete"]:
+            complete = False
+            break
+        if not eliminate or m == G:
+            break
+        tau = result["tau"]
+        if result["zero_hit"] or _rank_deficient(Vc[:m], d):
+            tau = 0.0  # some unit c has fewer than k nonzero |V_j c|: nothing can go
+        threshold = tau - 4.0 * tol
+        m_need = int(np.sum(norms >= threshold)) if threshold > 0 else G
+        m_need = max(m_need, m)
+        if m_need == m:
+            break  # every class beyond m has ||V_e|| < tau_m: provably never a candidate
+        grow = max(m + 1, int(math.ceil(1.5 * m)))
+        m_next = min(m_need, grow)
+        if _n_points(m_next, d, signed) > max_candidates and deadline is None:
+            raise SpcaParameterError(_refusal(d, k, int(cum_words[m_need - 1]),
+                                              _n_points(m_need, d, signed)))
+        m = m_next
+    if result["truncated"]:
+        complete = False
+    surviving = int(cum_words[m - 1])
+
+    # ---------------------------------------------------------------- scoring on A'
+    if result["pos"]:
+        pos = np.concatenate(result["pos"])
+        hsh = np.concatenate(result["hash"])
+        val = np.concatenate(result["val"])
+    else:
+        pos = np.empty((0, k), dtype=np.int64)
+        hsh = np.empty(0, dtype=np.uint64)
+        val = np.empty(0)
+    all_hash = np.concatenate(result["all_hash"]) if result["all_hash"] else np.empty(0, np.uint64)
+    n_candidates = int(np.unique(all_hash).size)
+    if len(val) == 0:
+        # time ran out before the first candidate: fall back to the top-k rows by norm
+        words = word_order[:k] if len(word_order) >= k else words_nz[:k]
+        out = finish_component(A, np.sort(words))
+        info.update(surviving_words=surviving, candidates=0, scored=0, intersections=total_points,
+                    exact=False, opt_d=None, apriori_ratio=_apriori(lam_next, out.value),
+                    time_limited=True)
+        out.info = info
+        return out
+    _, first = np.unique(hsh, return_index=True)
+    pos, val = pos[first], val[first]
+    opt_d = float(val.max())
+    keep = val >= (opt_d - 1e-9 * abs(opt_d)) * (1 - _WINDOW) - gap
+    pos, val = pos[keep], val[keep]
+    order = np.argsort(-val, kind="stable")
+    pos, val = pos[order], val[order]
+    dense = A.submatrix(word_order[:surviving])  # A' on the surviving words, once
+    best = -np.inf
+    scores = np.full(len(val), -np.inf)
+    scored = 0
+    batch = 512
+    for s0 in range(0, len(val), batch):
+        if val[s0] + gap < best * (1 - _WINDOW) - 1e-12 * lam1:
+            break  # sorted: no later candidate can come within the window of the best
+        P = pos[s0:s0 + batch]
+        sub = dense[P[:, :, None], P[:, None, :]]
+        sc = np.linalg.eigvalsh(sub)[:, -1]
+        scores[s0:s0 + len(P)] = sc
+        scored += len(P)
+        best = max(best, float(sc.max()))
+    finalists = np.flatnonzero(scores >= best * (1 - _WINDOW) - 1e-12 * lam1)
+    # re-score the finalists on A'[I, I] in sorted word order, so the winner does not depend on
+    # how the surviving block was laid out (elimination on or off)
+    best_key = None
+    for f in finalists:
+        cand = np.sort(word_order[pos[f]])
+        lam = float(np.linalg.eigvalsh(A.submatrix(cand))[-1])
+        key = (-lam, tuple(cand.tolist()))
+        if best_key is None or key < best_key:
+            best_key = key
+    support = np.array(best_key[1], dtype=np.int64)
+
+    exact = complete
+    time_limited = not complete and not result["truncated"]
+    if result["truncated"]:
+        logger.warning("spannogram: a tie with more than %d resolutions was skipped; result is "
+                       "not certified", _ENUM_CAP)
+    bounds = []
+    if exact:
+        bound = _bound(opt_d, lam_next, slack_eig, k, d, deviation, dropped)
+        bounds = [(bound, f"rank-{d} spannogram + lambda_{d + 1}")]
+    out = finish_component(A, support, bounds=bounds)
+    info.update(surviving_words=surviving, candidates=n_candidates, scored=scored,
+                intersections=total_points, exact=exact, opt_d=opt_d if exact else None,
+                apriori_ratio=_apriori(lam_next, out.value), time_limited=time_limited,
+                seconds=round(time.perf_counter() - start, 6))
+    out.info = info
+    logger.info("spannogram rank %d: %d surviving words, %d points, %d candidates, %d scored",
+                d, surviving, total_points, n_candidates, scored)
+    return out
+
+
+def _bound(opt_d, lam_next, slack_eig, k, d, deviation, dropped):
+    """OPT <= OPT_d + lambda_{d+1} (Lemma 3), with slack for what the enumeration simplified.
+
+    Rows merged into a class differ from its row by at most ``deviation`` and dropped zero rows
+    have norm at most ``dropped``; for any k rows ||V_I - W_I||_2 <= sqrt(k) (deviation + dropped)
+    =: delta, so the true OPT_d is at most (sqrt(opt_d) + delta)^2. lambda_max(A - V V^T) <=
+    lambda_{d+1} + slack_eig to first order in the eigenpair residuals, and 1e-12 covers rounding.
+    """
+    delta = math.sqrt(k) * (deviation + dropped)
+    opt_true = (math.sqrt(max(opt_d, 0.0)) + delta) ** 2
+    total = opt_true + lam_next + slack_eig
+    return float(total + 1e-12 * total)
+
+
+def _apriori(lam_next, value):
+    return float(max(0.0, 1.0 - lam_next / value)) if value > 0 else 0.0
+
+
+def _rank_deficient(Vm, d):
+    if Vm.shape[0] < d:
+        return True
+    sv = np.linalg.svd(Vm, compute_uv=False)
+    return bool(sv[-1] <= 1e-10 * sv[0])
+
+
+def _n_threads():
+    import numba
+
+    return numba.get_num_threads()
+
+
+def warm_up():
+    """Compile the kernels on a tiny input (first calls compile; the cache makes later runs fast)."""
+    from spca_cli.matrix import Gram
+
+    X = np.random.RandomState(0).rand(20, 8)
+    A = Gram.from_dense(X.T @ X)
+    eig = top_eigenpairs(A, 4)
+    for d in (1, 2, 3):
+        spannogram(A, 3, eigen=eig, rank=d)
+    spannogram(A, 3, eigen=eig, rank=2, nonnegative=True)
