@@ -425,3 +425,99 @@ def _input_kwargs(kwargs):
     out = dict(kwargs)
     out["format"] = out.pop("input_format", "auto")
     return out
+
+
+# ---------------------------------------------------------------------- reproduce
+@cli.command()
+@click.argument("config", metavar="CONFIG.yaml")
+@click.option("-o", "--outdir", metavar="OUTDIR", help="Folder for the table (and plot).")
+@click.option("--format", "output_format", type=click.Choice(["markdown", "json"]),
+              default="markdown", show_default=True, help="Output format.")
+@click.option("--trials", type=click.IntRange(min=1), metavar="N",
+              help="Override the config's number of random trials (quick checks).")
+@quiet_option
+def reproduce(config, outdir, output_format, trials, quiet):
+    """Reproduce a table of the papers from a YAML config, with the published numbers beside.
+
+    \b
+    Example:
+        spca reproduce configs/2013-table1-spiked.yaml -o out/
+    """
+    from spca_cli.reproduce import run_config
+
+    with status(f"Reproducing {config}", quiet=quiet):
+        text, files = run_config(config, outdir=outdir, fmt=output_format, trials=trials)
+    click.echo(text, nl=not text.endswith("\n"))
+    if files and not quiet:
+        click.echo("wrote " + ", ".join(str(f) for f in files), err=True)
+
+
+# ---------------------------------------------------------------------- spectrum
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="CORPUS|INPUT|MATRIX...")
+@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many leading eigenvalues.")
+@click.option("--plot", metavar="FILE.png", help="Also draw them (needs matplotlib).")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]),
+              default="table", show_default=True, help="Output format.")
+@labels_option
+@ingest_options
+@quiet_option
+def spectrum(inputs, top, plot, output_format, labels, quiet, **ingest_kwargs):
+    """Show the leading eigenvalues of A = S^T S (how fast they decay decides which rank d
+    certifies well: the spannogram's guarantee is 1 - lambda_{d+1} / OPT).
+
+    \b
+    Example:
+        spca spectrum docword.kos.txt.gz --top 10 --plot kos-spectrum.png
+    """
+    from spca_cli.matrix import Gram
+    from spca_cli.spectrum import top_eigenpairs
+
+    data = load_from_options(inputs, labels=labels, quiet=quiet, **ingest_kwargs)
+    gram = Gram.from_dense(data.A) if isinstance(data, MatrixInput) else Gram.from_documents(data.S)
+    with status("Computing eigenvalues", quiet=quiet):
+        eigen = top_eigenpairs(gram, top)
+    values = [float(v) for v in eigen.values]
+    total = float(gram.diagonal().sum())  # trace(A) = sum of all eigenvalues
+    if plot:
+        _plot_spectrum(values, plot, title=str(data.path))
+    if output_format == "json":
+        click.echo(json.dumps({"path": str(data.path), "eigenvalues": values, "trace": total},
+                              indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{data.path}: trace(A) = {total:,.6g}")
+    table.add_column("i", justify="right")
+    table.add_column("lambda_i", justify="right")
+    table.add_column("lambda_i / lambda_1", justify="right")
+    table.add_column("share of trace", justify="right")
+    for i, v in enumerate(values, 1):
+        table.add_row(str(i), f"{v:,.6g}", f"{v / values[0]:.4f}" if values[0] else "-",
+                      f"{v / total:.4f}" if total else "-")
+    Console().print(table)
+
+
+def _plot_spectrum(values, path, *, title):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SpcaParameterError("--plot needs matplotlib: pip install 'spca-cli[plot]'") from None
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise SpcaInputError(path, "the folder to write into does not exist")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.semilogy(range(1, len(values) + 1), values, "o-")
+    ax.set_xlabel("i")
+    ax.set_ylabel("lambda_i of A = S^T S")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    tmp = path + ".part"
+    fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+    os.replace(tmp, path)

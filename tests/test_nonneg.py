@@ -350,3 +350,15 @@ def test_kos_explained_variance_and_bound(kos_gram, record_property):
     for K, value, ratio, bound, source, seconds in rows:
         print(f"KOS nonneg d=3 eps=0.1 K={K}: {value:.1f} ({ratio:.3f} of lambda_1), "
               f"bound {bound:.1f} [{source}], {seconds:.2f}s")
+
+
+def test_duplicate_rows_and_zero_rows_stay_exact():
+    # words with identical columns of S give identical rows of V: not general position
+    for seed in range(30):
+        rng = np.random.RandomState(200 + seed)
+        d, k = 2 + seed % 2, 2 + seed % 3
+        B = rng.standard_normal((6, d)) * np.array([3.0, 1.0, 0.5])[:d]
+        B = np.vstack([B, B[:2], np.zeros((1, d))])  # rows 6, 7 copy rows 0, 1; row 8 is 0
+        A = B @ B.T
+        G, out = solve(A, k, d)
+        assert out.info["opt_d"] == pytest.approx(brute_nonneg(A, k), rel=1e-9)

@@ -295,8 +295,10 @@ def exact_vertices(V, rn2, J, k, max_vertices, pool_vals, pool_sets, pool_w, cou
     tau and ``a`` curves strictly above it, the supports of the cells touching the vertex are
     Above + S for the subsets S of the tied curves that put the k-th boundary inside the tie
     (|S| = k - a when tau > 0; any |S| <= k - a of the nonzero curves when the zero curve is
-    tied). Each is solved exactly by :func:`constrained_top`. Assumes general position (no
-    d + 1 curves through one point), as the paper does.
+    tied). Each is solved exactly by :func:`constrained_top`. The paper assumes general
+    position; curves that meet the tie by accident (duplicate rows of V, common in word counts)
+    join the tie group, up to 10 of them. Rows of V must be nonzero (a zero row is a copy of the
+    zero curve: the caller leaves such words out).
 
     ``J`` (int64, d) is the first combination of range(m + 1) to visit, in lexicographic order;
     it is advanced in place, so calling again resumes where this call stopped.
@@ -308,6 +310,7 @@ def exact_vertices(V, rn2, J, k, max_vertices, pool_vals, pool_sets, pool_w, cou
     inJ = np.zeros(m + 1, dtype=np.bool_)
     above = np.empty(k, dtype=np.int64)
     I = np.empty(k, dtype=np.int64)
+    tie = np.empty(d + 10, dtype=np.int64)  # at most 10 extra tied curves are enumerated
     scale = np.sqrt(rn2.max())
     tol0 = 1e-12 * scale
     done = 0
@@ -329,12 +332,24 @@ def exact_vertices(V, rn2, J, k, max_vertices, pool_vals, pool_sets, pool_w, cou
                 tau = 0.0 if zero_in else _row_dot(V, j1, c)
                 if not zero_in and tau <= tol0:
                     continue  # the boundary of I_k^+ cannot sit in a tie of nonpositive curves
-                level = tol0 if zero_in else tau
+                level = 0.0 if zero_in else tau
+                # the tie group: J itself (without the zero row) plus any curve that meets it at
+                # c too, e.g. a word whose row of V duplicates one in J (not general position)
+                ntie = 0
+                for t in range(d):
+                    if J[t] < m:
+                        tie[ntie] = J[t]
+                        ntie += 1
                 a = 0
                 for i in range(m):
                     if inJ[i]:
                         continue
-                    if _row_dot(V, i, c) > level:
+                    vi = _row_dot(V, i, c)
+                    if abs(vi - level) <= tol0:
+                        if ntie < tie.shape[0]:
+                            tie[ntie] = i
+                            ntie += 1
+                    elif vi > level:
                         if a == k:
                             a += 1
                             break
@@ -342,7 +357,6 @@ def exact_vertices(V, rn2, J, k, max_vertices, pool_vals, pool_sets, pool_w, cou
                         a += 1
                 if a >= k:
                     continue
-                ntie = d - 1 if zero_in else d
                 need = k - a
                 if not zero_in and need > ntie:
                     continue  # the k-th boundary lies below the tie
@@ -363,7 +377,7 @@ def exact_vertices(V, rn2, J, k, max_vertices, pool_vals, pool_sets, pool_w, cou
                         cnt += 1
                     for t in range(ntie):
                         if (mask >> t) & 1:
-                            I[cnt] = J[t]
+                            I[cnt] = tie[t]
                             cnt += 1
                     I[:cnt].sort()
                     _evaluate_support(V, rn2, I, cnt, pool_vals, pool_sets, pool_w, counts[1:])

@@ -300,7 +300,9 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
     d = min(rank, lam.size, m)
     # zero eigenvalues add nothing to A_d but would make the spannogram degenerate
     d = int(np.sum(lam[:d] > 1e-12 * max(lam[0], 1e-300))) if lam.size and lam[0] > 0 else 0
-    n_bound = exact_candidate_count(m, max(d, 1))
+    m_rows = int(np.count_nonzero(np.einsum("ij,ij->i", eigen.vectors[active, :d],
+                                            eigen.vectors[active, :d]))) if d else m
+    n_bound = exact_candidate_count(m_rows, max(d, 1))
 
     if d == 0:  # A' vanishes on the active words: every unit vector is optimal
         idx = active[:k]
@@ -317,7 +319,7 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
         if n_bound > max_candidates and time_limit is None:
             raise SpcaParameterError(
                 f"nonneg exact mode would visit {n_bound:,} spannogram vertices (2 C(n+1, d) "
-                f"for rank d={d}, n={m:,} words) > max_candidates={max_candidates:,}; give a "
+                f"for rank d={d}, n={m_rows:,} words) > max_candidates={max_candidates:,}; give a "
                 f"time limit, a smaller rank, or use the epsilon-net mode (samples or epsilon)")
     elif exact is False or wants_net:
         use_exact = False
@@ -326,8 +328,10 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
 
     V = low_rank_factor(eigen, d)[active]  # (m, d) rows of the words still available
     rn2 = np.einsum("ij,ij->i", V, V)  # (m,) squared row norms
-    # visit heavy rows first, so a time-limited exact run has seen the vertices that matter most
+    # visit heavy rows first, so a time-limited exact run has seen the vertices that matter most;
+    # a zero row (a word outside the range of V) only copies the spannogram's zero curve
     order = np.argsort(-rn2, kind="stable")
+    order = order[rn2[order] > 0.0]
     Vs = np.ascontiguousarray(V[order])
     rn2s = np.ascontiguousarray(rn2[order])
     pool_vals, pool_sets, pool_w = pool_new(_POOL, k)
