@@ -143,7 +143,8 @@ class VocabularyBuilder:
         word = ids > 1
         rows = np.cumsum(is_sep)[word]
         ids = ids[word]
-        chunk = sp.csr_array((np.ones(len(ids), dtype=np.float64), (rows, ids)),
+        # int32 counts while reading (half the memory of float64); float64 once, in finish()
+        chunk = sp.csr_array((np.ones(len(ids), dtype=np.int32), (rows, ids)),
                              shape=(n_documents, len(self._vocab)))
         chunk.sum_duplicates()  # one entry per (document, word): the count
         self._indptr.append(chunk.indptr[1:].astype(np.int64) + self._nnz)
@@ -167,7 +168,8 @@ class VocabularyBuilder:
         new_id[order + 2] = np.arange(len(words), dtype=np.int32)
         indices = np.concatenate(self._indices) if self._indices else np.zeros(0, np.int32)
         S = sp.csr_array(
-            (np.concatenate(self._data) if self._data else np.zeros(0), new_id[indices],
+            (np.concatenate(self._data).astype(np.float64) if self._data else np.zeros(0),
+             new_id[indices],
              np.concatenate(self._indptr)),
             shape=(self.n_documents, len(words)))
         S.has_sorted_indices = False
