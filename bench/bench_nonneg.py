@@ -24,7 +24,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from spca_cli.matrix import Gram
-from spca_cli.solvers.nonneg import nonneg
+from spca_cli.solvers.nonneg import _floor_str, nonneg
 from spca_cli.spectrum import top_eigenpairs
 
 MATRICES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "matrices"
@@ -74,7 +74,7 @@ def main(argv=None):
     sec, out = timed(lambda: nonneg(A, k, eigen=eigen, rank=3, epsilon=0.1), 3)
     bound, source = best_bound(out, eigen, diag, k)
     print(f"\nepsilon-net d=3 eps=0.1 k={k}: {sec:.3f}s, {out.info['samples']} samples "
-          f"(w.p. >= {out.info['confidence']:.4f}), x^T A x = {out.value:.1f}, "
+          f"(w.p. >= {_floor_str(out.info['confidence'])}), x^T A x = {out.value:.1f}, "
           f"bound {bound:.1f} [{source}]")
     record["epsnet"] = {"k": k, "seconds": sec, "samples": out.info["samples"],
                         "value": out.value, "bound": bound, "source": source}

@@ -117,7 +117,8 @@ def _bad_files(tmp_path):
 
     case("missing.csv", None, "missing.csv: file not found")
     case("empty.csv", "", "empty.csv: file is empty")
-    case("docword.short.txt", "2\n3\n3\n1 1 1\n2 2 1\n", "docword.short.txt: header says 3 entries (NNZ), found 2")
+    case("docword.short.txt", "2\n3\n3\n1 1 1\n2 2 1\n",
+         "docword.short.txt: header says 3 entries (NNZ), found 2")
     case("docword.big.txt", "2\n3\n2\n1 1 1\n3 2 1\n",
          "docword.big.txt: line 5: header says 2 documents, found doc id 3")
     case("docword.word.txt", "2\n3\n2\n1 1 1\n2 4 1\n",
@@ -126,17 +127,20 @@ def _bad_files(tmp_path):
          "docword.many.txt: line 5: header says 1 entries (NNZ), found more")
     case("docword.float.txt", "2\n3\n2\n1 1 1\n2 2 1.5\n",
          "docword.float.txt: line 5: expected 3 integers 'docID wordID count', found '2 2 1.5'")
-    case("docword.header.txt", "2\nthree\n2\n", "docword.header.txt: line 2: header line must be one integer W (words), found 'three'")
+    case("docword.header.txt", "2\nthree\n2\n",
+         "docword.header.txt: line 2: header line must be one integer W (words), found 'three'")
     case("docword.vocab.txt", "2\n3\n2\n1 1 1\n2 2 1\n",
          "vocab.vocab.txt: vocabulary has 2 words but the header of")
     (tmp_path / "vocab.vocab.txt").write_text("a\nb\n")
     for name in ("short", "big", "word", "many", "float", "header"):
         (tmp_path / f"vocab.{name}.txt").write_text("a\nb\nc\n")
     case("notext.csv", "id,body,created_at\n1,hello,2015-02-17\n",
-         "notext.csv: line 1: no text column 'text' (use --text-column); the columns are: id, body, created_at")
+         "notext.csv: line 1: no text column 'text' (use --text-column); "
+         "the columns are: id, body, created_at")
     case("latin1.csv", b"text\nfine\ncaf\xe9 ol\xe9\n",
          "latin1.csv: line 3: bytes that are not UTF-8 text", binary=True)
-    case("latin1.txt", b"ok\nok\n\xff\n", "latin1.txt: line 3: bytes that are not UTF-8 text", binary=True)
+    case("latin1.txt", b"ok\nok\n\xff\n", "latin1.txt: line 3: bytes that are not UTF-8 text",
+         binary=True)
     case("bad.jsonl", '{"text": "a"}\n{"text": "b"\n',
          "bad.jsonl: line 2: malformed JSON (Expecting ',' delimiter at column 13)")
     case("badtime.csv", "text,created_at\nhello,2015-02-17\nworld,yesterday\n",
@@ -147,7 +151,8 @@ def _bad_files(tmp_path):
     case("nothing.csv", "text,created_at\nhello world,2015-02-17\nhello,2015-02-17\n",
          "nothing.csv: no documents left after --contains zebra", "--contains", "zebra")
     case("nodates.txt", "hello world\nhello\n",
-         "nodates.txt: has no time column, so --since/--until cannot apply", "--since", "2015-01-01")
+         "nodates.txt: has no time column, so --since/--until cannot apply",
+         "--since", "2015-01-01")
     case("nowords.txt", "hello world\nbye\n", "nowords.txt: no words left after the word filters")
     case("weird.xyz", "hello\n", "weird.xyz: cannot tell the input format from the file name")
     return cases

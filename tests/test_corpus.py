@@ -80,7 +80,8 @@ def test_chunks_give_the_same_matrix_as_one_pass(monkeypatch, tmp_path):
     whole = read_corpus(path, **AS_IS)
     monkeypatch.setattr(tweets, "CHUNK_DOCUMENTS", 7)
     chunked = read_corpus(path, **AS_IS)
-    assert whole.vocabulary.tolist() == chunked.vocabulary.tolist() == sorted(set(" ".join(lines).split()))
+    expected = sorted(set(" ".join(lines).split()))
+    assert whole.vocabulary.tolist() == chunked.vocabulary.tolist() == expected
     np.testing.assert_array_equal(whole.S.toarray(), chunked.S.toarray())
     assert chunked.S.has_sorted_indices
 
@@ -173,7 +174,8 @@ def test_since_until_and_contains():
 
 
 def test_since_later_than_until_is_an_error():
-    with pytest.raises(SpcaParameterError, match="--since 2015-02-20 is later than --until 2015-02-18"):
+    message = "--since 2015-02-20 is later than --until 2015-02-18"
+    with pytest.raises(SpcaParameterError, match=message):
         read_corpus(TEST_DATA / "tiny.csv", since="2015-02-20", until="2015-02-18")
 
 
@@ -201,8 +203,9 @@ def test_several_files_are_one_corpus(tmp_path):
 
 def test_jsonl_skips_objects_without_text(tmp_path):
     path = tmp_path / "stream.jsonl"
-    path.write_text('{"delete": {"id": 1}}\n\n{"text": "hello world", "created_at": '
-                    '"2015-02-17T10:00:00Z"}\n{"extended_tweet": {"full_text": "hello there world"}, '
+    path.write_text('{"delete": {"id": 1}}\n\n'
+                    '{"text": "hello world", "created_at": "2015-02-17T10:00:00Z"}\n'
+                    '{"extended_tweet": {"full_text": "hello there world"}, '
                     '"text": "hello…", "created_at": "2015-02-17T11:00:00Z"}\n')
     corpus = read_corpus(path, min_count=1, stopwords="none")
     assert corpus.n_documents == 2

@@ -102,3 +102,10 @@ def test_bundled_sample():
 
     sample = read_corpus(REPO / "data_samples" / "docword.kos-sample.txt.gz")
     assert (sample.n_documents, sample.n_words) == (300, 6906)
+
+
+def test_kos_mtx_is_the_same_matrix(kos, kos_mtx):
+    published = load_input(kos_mtx)  # vocabulary from kos.vocab.txt beside it
+    assert published.kind == "mtx"
+    assert published.vocabulary.tolist() == kos.vocabulary.tolist()
+    assert (published.S != kos.S).nnz == 0

@@ -18,7 +18,7 @@ from spca_cli.matrix import Gram
 from spca_cli.solvers import _base
 from spca_cli.solvers.nonneg import (cap_probability, epsilon_for_samples, nonneg,
                                      samples_for_epsilon)
-from spca_cli.spectrum import low_rank_factor, top_eigenpairs
+from spca_cli.spectrum import top_eigenpairs
 
 
 # ---------------------------------------------------------------------- oracles

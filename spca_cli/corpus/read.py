@@ -10,7 +10,7 @@ from itertools import compress
 import numpy as np
 
 from spca_cli.corpus._io import check_file
-from spca_cli.corpus.core import Corpus, MatrixInput
+from spca_cli.corpus.core import Corpus
 from spca_cli.corpus.matrix_files import read_mtx, read_npy
 from spca_cli.corpus.store import load_corpus
 from spca_cli.corpus.text import iter_text

@@ -2,9 +2,11 @@
 vocabulary that turns token lists into a sparse document-word matrix chunk by chunk.
 
 The recipe (SPEC, "Inputs"): lower-case, drop URLs and @mentions, keep hashtag words without
-'#' (all three inside the token pattern, see :class:`Tokenizer`), keep tokens of at least ``min_length`` characters that start with a letter (apostrophes
-inside a word are kept, so "don't" and "a320's" are one token each), drop stop words, drop words
-found in fewer than ``min_count`` documents, then weight (binary by default).
+'#' (all three inside the token pattern, see :class:`Tokenizer`), keep tokens of at least
+``min_length`` characters that start with a letter (apostrophes inside a word are kept, so
+"don't" and "a320's" are one token each), drop stop words, drop words found in fewer than
+``min_count`` documents, then weight (binary by default). On the airline tweets this gives
+exactly the published ``matrices/airline.mtx`` (less the word 'amp', as we unescape ``&amp;``).
 
 Stop words and ``min_count`` are applied to whole columns once the corpus is read
 (:func:`filter_words`); removing a word everywhere gives the same matrix as removing it from
@@ -119,8 +121,8 @@ class VocabularyBuilder:
     Word ids are given in order of first appearance through a ``defaultdict`` whose default
     factory is its own ``__len__`` (the trick scikit-learn's ``CountVectorizer._count_vocab``
     uses), so mapping a whole chunk of tokens to ids is one C-level ``map``. Id 0 is the document
-    separator and id 1 the empty token of a dropped URL or mention. Each chunk is turned into CSR pieces at once, so memory holds the counts, never
-    the text.
+    separator and id 1 the empty token of a dropped URL or mention. Each chunk is turned into
+    CSR pieces at once, so memory holds the counts, never the text.
     """
 
     def __init__(self):
@@ -237,4 +239,5 @@ def apply_weighting(S, weighting):
         return S
     if weighting == "tfidf":
         return sp.csr_array(TfidfTransformer().fit_transform(S), dtype=np.float64)
-    raise SpcaParameterError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
+    raise SpcaParameterError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, "
+                             f"got {weighting!r}")

@@ -155,7 +155,7 @@ def _output_disabled(out_pos):
 
 @njit(cache=True)
 def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts, gap,
-            enum_cap, out_pos, out_hash, out_val, all_hash, stats, tau_out):
+            enum_cap, t_min, out_pos, out_hash, out_val, all_hash, stats, tau_out):
     """Process the first indices firsts[th::nthreads]; see :func:`spannogram_pass`."""
     G = V.shape[0]
     n_orient = 2 if signed else 1
@@ -206,6 +206,16 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
             more = True
             while more:
                 n_s = n_sign if kind == 0 else 1
+                # a tie at level t = |V_i c| <= ||V_i|| below t_min cannot straddle the k-th place
+                skip = False
+                if kind == 1:
+                    skip = t_min > tol
+                elif r > 0 and norms[idx[r - 1]] < t_min - tol:
+                    skip = True
+                elif r == 0 and norms[i1] < t_min - tol:
+                    skip = True
+                if skip:
+                    n_s = 0
                 for s in range(n_s):
                     # ---- the linear system and its nullspace c0
                     if kind == 0:
@@ -243,6 +253,8 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
                                 t = abs(t)
                             elif t < -tol:
                                 continue  # signed mode needs only levels >= 0 (P^+ cones)
+                            if t < t_min - tol:
+                                continue
                         else:
                             t = 0.0
                         # ---- classify every other curve against t (sorted by norm: stop early)
@@ -442,7 +454,7 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
 
 @njit(cache=True, parallel=True)
 def spannogram_pass(V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts, nthreads,
-                    gap, cap_c, cap_h, enum_cap):
+                    gap, cap_c, cap_h, enum_cap, t_min):
     """One pass over the intersection points whose first curve is in ``firsts``.
 
     Parameters
@@ -472,6 +484,9 @@ def spannogram_pass(V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts
         Output capacities per thread (candidates returned, distinct hashes); 0 disables output.
     enum_cap : int
         Largest number of ways to resolve one tie; bigger ties are skipped and flagged.
+    t_min : float
+        A lower bound on the k-th largest |V_j c| over all unit c (0 if unknown): points whose
+        tie level is below it cannot straddle the k-th place and are skipped unsolved.
 
     Returns
     -------
@@ -488,6 +503,6 @@ def spannogram_pass(V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts
     tau = np.empty(nthreads)
     for th in prange(nthreads):
         _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts, gap,
-                enum_cap, out_pos[th], out_hash[th], out_val[th], all_hash[th], stats[th],
+                enum_cap, t_min, out_pos[th], out_hash[th], out_val[th], all_hash[th], stats[th],
                 tau[th:th + 1])
     return out_pos, out_hash, out_val, all_hash, stats, tau

@@ -6,11 +6,15 @@ Single-component solvers share the signature documented in :mod:`spca_cli.solver
 
 from spca_cli.solvers._base import SolverOutput
 from spca_cli.solvers.bipartite import bipartite
+from spca_cli.solvers.greedy import greedy
 from spca_cli.solvers.nonneg import nonneg
 from spca_cli.solvers.threshold import threshold
+from spca_cli.solvers.tpower import tpower
 
 SOLVERS = {
     "threshold": threshold,
+    "tpower": tpower,
+    "greedy": greedy,
     "nonneg": nonneg,
 }
 

@@ -419,6 +419,9 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
             best_val = val
             best_x = np.zeros(A.n)
             best_x[gidx] = w
+    if best_x is None:  # no direction gave a positive entry (cannot happen for V != 0)
+        best_x = np.zeros(A.n)
+        best_x[active[0]] = 1.0
     x, value, Ax = _polish_on_A(A, active_mask, best_x, k)
 
     support = np.flatnonzero(x > 0)

@@ -135,7 +135,7 @@ class _Pass:
         self.nthreads = nthreads
         self.cap_c, self.cap_h = 50_000, 500_000
 
-    def run(self, m, deadline=None, chunk_points=2_000_000):
+    def run(self, m, deadline=None, t_min=0.0, chunk_points=2_000_000):
         Vc, norms, mult, off, pre, pre_off = self.arrays
         args = (np.ascontiguousarray(Vc[:m]), norms[:m], mult[:m], off[:m + 1], pre, pre_off)
         d, signed = self.d, self.signed
@@ -161,7 +161,7 @@ class _Pass:
                 break
             firsts = todo.pop()
             res = spannogram_pass(*args, d, self.k, signed, self.tol, firsts, self.nthreads,
-                                  self.gap, self.cap_c, self.cap_h, _ENUM_CAP)
+                                  self.gap, self.cap_c, self.cap_h, _ENUM_CAP, t_min)
             pos, hsh, val, all_hash, stats, tau = res
             if stats[:, 3].any():  # an output buffer overflowed: split the chunk or grow buffers
                 if len(firsts) > 1:
@@ -378,6 +378,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     # ---------------------------------------------------------------- elimination (Algorithm 3)
     total_points = 0
     complete = True
+    t_min = 0.0  # proven lower bound on the k-th largest |V_j c| over the classes so far
     if eliminate:
         m = int(min(G, np.searchsorted(cum_words, k + d) + 1))
     else:
@@ -386,7 +387,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         pts = _n_points(m, d, signed)
         if pts > max_candidates and deadline is None:
             raise SpcaParameterError(_refusal(d, k, int(cum_words[m - 1]), pts))
-        result = runner.run(m, deadline)
+        result = runner.run(m, deadline, t_min)
         total_points += result["points"]
         if not result["complete"]:
             complete = False
@@ -399,6 +400,9 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         threshold = tau - 4.0 * tol
         m_need = int(np.sum(norms >= threshold)) if threshold > 0 else G
         m_need = max(m_need, m)
+        # g_m(c) = k-th largest |V_j c| over the first m classes only grows with m, so tau_m
+        # bounds it below for every later pass: ties lower than that need not be solved
+        t_min = max(t_min, tau - 4.0 * tol)
         if m_need == m:
             break  # every class beyond m has ||V_e|| < tau_m: provably never a candidate
         grow = max(m + 1, int(math.ceil(1.5 * m)))

@@ -409,7 +409,7 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     if init not in INITS:
         raise SpcaParameterError(f"init must be one of {', '.join(INITS)}; got {init!r}")
     max_iter = check_int("max_iter", max_iter, 1)
-    tol = check_float("tol", tol, 0.0, None, low_open=True)
+    tol = check_float("tol", tol, 0.0, np.inf, low_open=True)
     n_starts = check_int("n_starts", n_starts, 0)
     if init == "spannogram" or (init == "auto" and warm_start is not None):
         warm = _check_warm_start(warm_start, A.n)
