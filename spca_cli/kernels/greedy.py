@@ -28,8 +28,15 @@ __all__ = ["bordered_lmax"]
 
 
 @njit(cache=True)
-def bordered_lmax(mu, Q, C, cols, diag, rows):
+def bordered_lmax(mu, Q, C, cols, diag, rows, tau=-np.inf, prune=False):
     """Largest eigenvalue of [[B, b_j], [b_j^T, a_j]] for every candidate j in ``rows``.
+
+    With ``prune``, only the maximum matters: a candidate that provably cannot beat
+    max(tau, the largest value found among the earlier rows) is reported as -inf without
+    solving its secular equation. For lam > mu_max, f(lam) >= 0 means the root is <= lam, and
+    f(lam) >= lam - a - ||b||^2 / (lam - mu_max) needs no eigen-coordinates at all, so most
+    words are dismissed after |I| multiplications. np.argmax of the output (first maximum) is
+    then the same word as without pruning.
 
     Parameters
     ----------
@@ -45,6 +52,10 @@ def bordered_lmax(mu, Q, C, cols, diag, rows):
         a_j = A[j, j].
     rows : ndarray of int64, shape (c,)
         Candidate words to score.
+    tau : float, default=-inf
+        With ``prune``: only values above tau are of interest.
+    prune : bool, default=False
+        Skip candidates that cannot be the maximum (reported as -inf).
 
     Returns
     -------
@@ -60,50 +71,71 @@ def bordered_lmax(mu, Q, C, cols, diag, rows):
     scale = max(abs(mu_max), abs(mu[0]), 1e-300)
     b = np.empty(m)
     z = np.empty(m)  # z_j = Q^T b_j, the coupling of word j to B's eigenvectors
+    best = tau
     for t in range(rows.shape[0]):
         j = rows[t]
         a = diag[j]
+        nb2 = 0.0
         for i in range(m):
             b[i] = C[j, cols[i]]
+            nb2 += b[i] * b[i]
+        gap = best - mu_max
+        if prune and gap > 0.0 and best - a - nb2 / gap >= 0.0:
+            out[t] = -np.inf  # f(best) >= 0 already from ||b||: the root is <= best
+            continue
         for i in range(m):
             s = 0.0
             for r in range(m):
                 s += Q[r, i] * b[r]
             z[i] = s
-        # couplings below rounding level are zeros: their mu_i stay eigenvalues of the bordered
-        # matrix and drop out of the secular equation (deflation of the secular problem)
-        floor = 1e-30 * max(scale, abs(a)) ** 2
-        top = -1
-        for i in range(m - 1, -1, -1):
-            if z[i] * z[i] > floor:
-                top = i
-                break
-        if top < 0:
-            out[t] = max(mu_max, a)
-            continue
-        mu_top = mu[top]
-        z2 = z[top] * z[top]
-        # Rayleigh-Ritz lower bound from the 2 x 2 compression onto span{q_top, e_j}
-        half = 0.5 * (mu_top - a)
-        lam = 0.5 * (mu_top + a) + np.sqrt(half * half + z2)
-        if lam <= mu_top:  # rounding put us on the pole; the root is mu_top to working precision
-            out[t] = max(mu_max, lam)
-            continue
-        for _ in range(100):
-            f = lam - a
-            fp = 1.0
-            for i in range(top + 1):
-                zi2 = z[i] * z[i]
-                if zi2 <= floor:
-                    continue
-                r = 1.0 / (lam - mu[i])
-                f -= zi2 * r
-                fp += zi2 * r * r
-            step = -f / fp
-            if step <= 0.0:  # at (or, by rounding, just past) the root
-                break
-            lam += step
-            if step <= 4e-16 * abs(lam):
-                break
-        out[t] = max(mu_max, lam)
+        if prune and gap > 0.0:
+            f = best - a
+            for i in range(m):
+                f -= z[i] * z[i] / (best - mu[i])
+            if f >= 0.0:
+                out[t] = -np.inf
+                continue
+        out[t] = _largest_root(mu, z, a, scale)
+        if prune and out[t] > best:
+            best = out[t]
     return out
+
+
+@njit(cache=True)
+def _largest_root(mu, z, a, scale):
+    """Largest eigenvalue of [[diag(mu), z], [z^T, a]] (mu ascending), by monotone Newton."""
+    m = mu.shape[0]
+    mu_max = mu[m - 1]
+    # couplings below rounding level are zeros: their mu_i stay eigenvalues of the bordered
+    # matrix and drop out of the secular equation (deflation of the secular problem)
+    floor = 1e-30 * max(scale, abs(a)) ** 2
+    top = -1
+    for i in range(m - 1, -1, -1):
+        if z[i] * z[i] > floor:
+            top = i
+            break
+    if top < 0:
+        return max(mu_max, a)
+    mu_top = mu[top]
+    # Rayleigh-Ritz lower bound from the 2 x 2 compression onto span{q_top, e_j}
+    half = 0.5 * (mu_top - a)
+    lam = 0.5 * (mu_top + a) + np.sqrt(half * half + z[top] * z[top])
+    if lam <= mu_top:  # rounding put us on the pole; the root is mu_top to working precision
+        return max(mu_max, lam)
+    for _ in range(100):
+        f = lam - a
+        fp = 1.0
+        for i in range(top + 1):
+            zi2 = z[i] * z[i]
+            if zi2 <= floor:
+                continue
+            r = 1.0 / (lam - mu[i])
+            f -= zi2 * r
+            fp += zi2 * r * r
+        step = -f / fp
+        if step <= 0.0:  # at (or, by rounding, just past) the root
+            break
+        lam += step
+        if step <= 4e-16 * abs(lam):
+            break
+    return max(mu_max, lam)

@@ -82,8 +82,11 @@ def greedy(A, k, *, eigen=None, **_ignored):
         B = C[idx]
         mu, Q = np.linalg.eigh(0.5 * (B + B.T))  # ascending, as bordered_lmax expects
         rows = np.flatnonzero(free)
-        vals = bordered_lmax(mu, np.ascontiguousarray(Q), C, np.arange(idx.size), diag, rows)
-        t = int(np.argmax(vals))  # first maximum: lowest word index among ties
+        # pruned: a word that cannot beat the best one before it comes back as -inf, which
+        # leaves the first maximum (lowest word index among ties) unchanged
+        vals = bordered_lmax(mu, np.ascontiguousarray(Q), C, np.arange(idx.size), diag, rows,
+                             -np.inf, True)
+        t = int(np.argmax(vals))
         j = int(rows[t])
         order.append(j)
         free[j] = False

@@ -177,6 +177,11 @@ def _polish_on_A(A, active, x, k):
 
 
 # ---------------------------------------------------------------------- the solver
+#: With ``exact=None``, the exact enumeration is chosen only up to this many vertices (about
+#: 2-3 s on 2 cores); beyond it the epsilon-net runs unless ``exact=True`` asks otherwise.
+AUTO_EXACT_VERTICES = 5_000_000
+
+
 def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_limit=None,
            max_candidates=50_000_000, random_state=0, **_ignored):
     """Nonnegative k-sparse principal component of a PSD matrix (Algorithms 1 and 3).
@@ -196,7 +201,8 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
     exact : bool or None, default=None
         True: Algorithm 1 (refused when its candidate count exceeds ``max_candidates`` and no
         ``time_limit`` is given). False: Algorithm 3. None: exact when ``samples`` and
-        ``epsilon`` are both None and the count is within ``max_candidates``, else Algorithm 3.
+        ``epsilon`` are both None and the count is within both ``max_candidates`` and
+        ``AUTO_EXACT_VERTICES`` (5,000,000: a few seconds), else Algorithm 3.
     samples : int, optional
         Number of random directions for Algorithm 3 (chooses that mode).
     epsilon : float in (0, 1], optional
@@ -324,7 +330,9 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
     elif exact is False or wants_net:
         use_exact = False
     else:
-        use_exact = n_bound <= max_candidates
+        # auto: exact while it is quick (a few seconds), else the epsilon-net, whose bound
+        # still certifies the answer with a stated probability
+        use_exact = n_bound <= min(max_candidates, AUTO_EXACT_VERTICES)
 
     V = low_rank_factor(eigen, d)[active]  # (m, d) rows of the words still available
     rn2 = np.einsum("ij,ij->i", V, V)  # (m,) squared row norms

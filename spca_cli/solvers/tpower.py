@@ -251,7 +251,8 @@ def _best_swap(ops, idx, lam):
         keep = np.delete(np.arange(k), a)
         B = C[idx[keep]][:, keep]
         mu, Q = np.linalg.eigh(0.5 * (B + B.T))
-        vals = bordered_lmax(mu, np.ascontiguousarray(Q), C, keep, diag, rows)
+        # pruned: words that cannot beat the best swap so far come back as -inf
+        vals = bordered_lmax(mu, np.ascontiguousarray(Q), C, keep, diag, rows, best_val, True)
         t = int(np.argmax(vals))  # first maximum: lowest word index among ties
         if vals[t] > best_val:
             best_val, best = float(vals[t]), (a, int(rows[t]))
