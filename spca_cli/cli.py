@@ -387,7 +387,7 @@ def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwa
     """Analyse one day of tweets and keep a folder of daily reports (for cron).
 
     \b
-    Example (crontab, every morning at 06:15):
+    Example: every morning at 06:15, from crontab
         15 6 * * * spca daily '/data/tweets/*.jsonl.gz' --out /srv/topics --yesterday --timezone Europe/Athens --quiet
     """
     from spca_cli.daily import resolve_day, resolve_timezone, run_daily

@@ -1063,7 +1063,8 @@ def _sparsity_sweep(config, data, progress):
             f"{run.label} ({_solver_text(run)}): explained variance versus k",
             ["k", "x^T A x", "÷ λ1", "upper bound", "bound ÷ λ1", "certified ratio",
              "bound source", "nonnegative"], rows,
-            note="the best possible k-sparse value lies between x^T A x and the upper bound"))
+            note="the best possible k-sparse value lies between x^T A x and the upper bound (with the "
+                 "probability the bound source states, if any)"))
     _progress(progress, "done", total, total)
     return {"tables": tables, "results": {"curves": curves}, "notes": notes,
             "data_summary": _summary(data)}

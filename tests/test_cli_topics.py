@@ -1,0 +1,137 @@
+"""``spca topics`` (and ``spectrum``) from the command line, as a user runs them."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from spca_cli.cli import cli
+from spca_cli.report import render_table
+
+
+def invoke(args, **kwargs):
+    return CliRunner().invoke(cli, args, **kwargs)
+
+
+def topics_json(args):
+    result = invoke(["topics", *args, "--format", "json", "--quiet"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # stdout holds the JSON and nothing else
+
+
+def brute_force(A, k):
+    return max(np.linalg.eigvalsh(A[np.ix_(s, s)])[-1]
+               for s in itertools.combinations(range(A.shape[0]), k))
+
+
+@pytest.fixture
+def low_rank_npy(tmp_path):
+    """Random PSD matrices of exact rank d, saved as .npy, with their brute-force optimum."""
+    def make(n, d, k, seed, nonnegative=False):
+        rng = np.random.default_rng(seed)
+        V = rng.random((n, d)) if nonnegative else rng.standard_normal((n, d))
+        A = V @ V.T
+        path = tmp_path / f"A-{n}-{d}-{seed}.npy"
+        np.save(path, A)
+        return path, brute_force(A, k)
+    return make
+
+
+@pytest.mark.parametrize("d,n,k,nonnegative", [
+    (1, 12, 3, False), (2, 14, 3, False), (2, 16, 4, True), (3, 12, 2, False),
+    (3, 13, 5, True), (3, 16, 4, False)])
+@pytest.mark.parametrize("elimination", [[], ["--no-elimination"]])
+def test_spannogram_is_exact_on_rank_d_matrices_through_the_cli(
+        low_rank_npy, d, n, k, nonnegative, elimination):
+    for seed in range(3):
+        path, best = low_rank_npy(n, d, k, seed + 10 * d, nonnegative)
+        doc = topics_json([str(path), "--solver", "spannogram", "--rank", str(d), "-k", str(k),
+                           "-c", "1", *elimination])
+        comp = doc["components"][0]
+        assert comp["explained_variance"] == pytest.approx(best, rel=1e-9)
+        assert comp["upper_bound"] >= best * (1 - 1e-9)
+        assert len(comp["indices"]) == k
+
+
+def test_matrix_input_with_labels_and_every_format(tmp_path):
+    rng = np.random.default_rng(0)
+    V = rng.random((10, 2))
+    np.save(tmp_path / "A.npy", V @ V.T)
+    (tmp_path / "labels.txt").write_text("\n".join(f"gene{i}" for i in range(10)) + "\n")
+    base = [str(tmp_path / "A.npy"), "--labels", str(tmp_path / "labels.txt"),
+            "--solver", "threshold", "-k", "3", "-c", "2"]
+    doc = topics_json(base)
+    words = doc["components"][0]["words"]
+    assert all(w.startswith("gene") for w in words)
+    assert doc["input"]["documents"] is None and doc["input"]["words"] == 10
+    csv_out = invoke(["topics", *base, "--format", "csv"]).stdout.splitlines()
+    assert csv_out[1].split(",")[2] == words[0]
+    md = invoke(["topics", *base, "--format", "markdown"]).stdout
+    assert f"| 1 | {words[0]} |" in md
+    table = invoke(["topics", *base]).stdout
+    assert " ".join(words) in table
+
+
+def test_output_file_is_written_whole_and_stdout_stays_empty(tmp_path):
+    rng = np.random.default_rng(1)
+    V = rng.random((8, 2))
+    np.save(tmp_path / "A.npy", V @ V.T)
+    out = tmp_path / "topics.json"
+    result = invoke(["topics", str(tmp_path / "A.npy"), "--solver", "threshold", "-k", "2",
+                     "-c", "2", "--format", "json", "-o", str(out), "--quiet"])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert json.loads(out.read_text())["solver"] == "threshold"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_bad_matrix_and_bad_combinations_give_one_line_and_no_file(tmp_path):
+    np.save(tmp_path / "rect.npy", np.ones((3, 4)))
+    out = tmp_path / "out.json"
+    result = invoke(["topics", str(tmp_path / "rect.npy"), "--solver", "threshold", "-k", "2",
+                     "-o", str(out)])
+    assert result.exit_code == 1
+    assert result.output.strip().startswith(f"Error: {tmp_path / 'rect.npy'}: ")
+    assert "square" in result.output and len(result.output.strip().splitlines()) == 1
+    assert not out.exists()
+    np.save(tmp_path / "A.npy", np.eye(6))
+    too_many = invoke(["topics", str(tmp_path / "A.npy"), "--solver", "threshold", "-k", "4",
+                       "-c", "2"])
+    assert too_many.exit_code == 1
+    assert "components * k must be <= the number of words for disjoint topics; got 2 * 4 = 8 > 6" \
+        in too_many.output
+    wrong_option = invoke(["topics", str(tmp_path / "A.npy"), "--solver", "threshold",
+                           "--samples", "10"])
+    assert wrong_option.exit_code == 2
+    assert "--samples applies to --solver nonneg or bipartite, not threshold" in wrong_option.output
+
+
+def test_table_prints_in_a_fixed_width_terminal():
+    doc = {"solver": "spannogram", "params": {"k": 3, "rank": 2},
+           "input": {"path": "tweets.csv", "documents": 100, "words": 50},
+           "total_explained_variance": 12.5,
+           "components": [{"index": 1, "words": ["skype", "microsoft", "[billion]"],
+                           "explained_variance": 10.0, "variance_ratio": 0.98,
+                           "cumulative_ratio": 0.98, "upper_bound": 10.5,
+                           "bound_source": "lambda_1", "certified_ratio": 0.952381}]}
+    lines = [line.rstrip() for line in render_table(doc, width=80).splitlines()]
+    assert lines == [
+        "spannogram on tweets.csv (100 documents, 50 words): k=3, rank=2",
+        "#   words            explained   var ratio   cum ratio   upper bound   certified",
+        "─" * 80,
+        "1   skype                   10      0.9800      0.9800          10.5      0.9524",
+        "    microsoft",
+        "    [billion]",  # a word in brackets is text, never rich markup
+        "total explained variance 12.5; bounds from: lambda_1",
+    ]
+
+
+@pytest.mark.parametrize("command", ["ingest", "info", "topics", "daily", "reproduce",
+                                     "spectrum"])
+def test_every_command_has_help(command):
+    result = invoke([command, "--help"])
+    assert result.exit_code == 0
+    assert "Example:" in result.output
