@@ -25,6 +25,35 @@ Measures (the ``measure:`` key) and the table each prints:
     Explained variance over lambda_1 versus k, with the certified upper bound as a band
     (2014 paper, Figures 4-6), as a table and a PNG plot.
 
+Config keys (``defaults`` takes the run keys and applies them to every run):
+
+=================  ========================================================================
+``title``          required; the heading of the output
+``reproduces``     required; which table or figure of which paper
+``substitution``   what replaces the paper's data or methods, printed under the heading
+``measure``        required; one of the measures above
+``data``           ``path`` (relative to the config's folder; read by ``load_input``) with
+                   optional ``ingest`` (its options: ``min_count``, ``since``, ...), or
+                   ``generator: spiked_covariance`` (``n``, ``sparsity``, ``eigenvalues``,
+                   ``noise``, ``samples`` (required: one table column per m), ``center``,
+                   ``supports``) or ``generator: zipf_corpus`` (see
+                   :func:`spca_cli.generate.zipf_corpus`)
+``runs``           required list; each run: ``label`` (default: the solver), ``solver``,
+                   ``k``, ``components``, ``rank``, ``deflation``, ``seed``, ``time_limit``,
+                   ``options`` (named keyword parameters of the solver)
+``seed``           default seed of every run and of the generators (default 0)
+``trials``         recovery only: trials per sample size (default 100; ``--trials`` overrides)
+``days``           daily only: ``first``, ``last`` (YYYY-MM-DD) and ``utc_offset`` (-08:00)
+``k_values``       sparsity_sweep only: the k of each point
+``plot``           sparsity_sweep only: PNG file name written to OUTDIR (default STEM.png)
+``published``      ``source``; ``values`` (run label -> a number, or one per row/column);
+                   ``final`` (label -> number after the last PC); ``best_first``,
+                   ``best_total``, ``best_total_components`` (best known x^T A x of the first
+                   component and of that many disjoint components); ``gain_percent``;
+                   ``notes`` (list of strings)
+``output``         file name stem of what is written (default: the config's stem)
+=================  ========================================================================
+
 The entry point is :func:`run_config`; :func:`load_config` only parses and checks.
 """
 
@@ -165,7 +194,6 @@ class Config:
     plot: str | None = None
     published: PublishedSpec = field(default_factory=PublishedSpec)
     output: str | None = None
-    expected_seconds: float | None = None
 
     @property
     def stem(self):
@@ -239,7 +267,8 @@ def _str(pattern=None, text="must be a non-empty string"):
 
 def _choice(options):
     options = tuple(options)
-    return _Rule(f"must be one of {', '.join(options)}", lambda v: isinstance(v, str) and v in options)
+    return _Rule(f"must be one of {', '.join(options)}",
+                 lambda v: isinstance(v, str) and v in options)
 
 
 _BOOL = _Rule("must be true or false", lambda v: isinstance(v, bool))
@@ -391,7 +420,6 @@ _TOP_KEYS = {
     "published": (None, False),
     "output": (_str(r"[A-Za-z0-9._-]+", "must be a file name stem (letters, digits, . _ -)"),
                False),
-    "expected_seconds": (_number(0, open_low=True), False),
 }
 
 # keys that only make sense for some measures
@@ -421,6 +449,21 @@ def _section(value, table, where):
 # ====================================================================== loading and checking
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that rejects a key given twice in one mapping (PyYAML keeps the last
+    silently, which would hide a mistyped config)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _read_yaml(path):
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -429,7 +472,7 @@ def _read_yaml(path):
     except (OSError, UnicodeDecodeError) as exc:
         raise SpcaInputError(path, f"cannot read: {exc}") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # safe_load plus the duplicate check
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "syntax error"
@@ -473,15 +516,15 @@ def _solver_rule():
 
 
 def _check_options(solver, options, where):
-    """Solver options must be keyword parameters of the solver (unless it takes **kwargs)."""
+    """Solver options must be named keyword parameters of the solver."""
     fn = SOLVERS.get(solver) or JOINT_SOLVERS.get(solver)
     params = inspect.signature(fn).parameters
     reserved = {"A", "k", "n_components", "eigen", "rank", "random_state", "time_limit"}
     # solvers take **_ignored for the pipeline's common arguments; an option must still be
     # one of their named parameters, so a misspelt option is an error, not silently ignored
+    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     allowed = sorted(name for name, p in params.items()
-                     if name not in reserved and p.kind in (inspect.Parameter.KEYWORD_ONLY,
-                                                            inspect.Parameter.POSITIONAL_OR_KEYWORD))
+                     if name not in reserved and p.kind in named)
     for name, _ in options:
         if name in reserved:
             raise _Bad(f"{where}.{name}", "is set by the run itself, not as a solver option")
@@ -603,8 +646,7 @@ def _build_config(path, raw):
                   data=data, runs=runs, substitution=top.get("substitution"),
                   trials=top.get("trials", 100), seed=seed, days=days,
                   k_values=top.get("k_values", ()), plot=top.get("plot"),
-                  published=_build_published(top, runs), output=top.get("output"),
-                  expected_seconds=top.get("expected_seconds"))
+                  published=_build_published(top, runs), output=top.get("output"))
 
 
 # ====================================================================== data
@@ -706,6 +748,8 @@ def _fmt_paper(x):
     """A published figure as the paper printed it (3 significant digits for large numbers)."""
     if x is None:
         return "—"
+    if isinstance(x, tuple):
+        return " / ".join(_fmt_paper(v) for v in x)
     return f"{x:.3g}" if abs(x) >= 1000 or abs(x) < 0.01 else f"{x:g}"
 
 
@@ -717,28 +761,23 @@ def _table(title, columns, rows, note=None):
 
 
 def _recovery(config, progress):
+    with threadpool_limits(limits=1, user_api="blas"):
+        # every product here is on a small dense matrix (500 x 500), where one BLAS thread is
+        # fastest; a multi-threaded BLAS on busy shared cores was measured 10-40x slower here
+        return _recovery_trials(config, progress)
+
+
+def _recovery_trials(config, progress):
     params = dict(config.data.params)
     samples = params.pop("samples")
     center = params.pop("center", False)
     supports_mode = params.pop("supports", "first")
-    model_args = {key: params[key] for key in ("n", "sparsity", "noise") if key in params}
-    if "eigenvalues" in params:
-        model_args["eigenvalues"] = params["eigenvalues"]
-    model = spiked_covariance(**model_args)
-    trials = config.trials
-    total = len(samples) * trials
-    with threadpool_limits(limits=1, user_api="blas"):
-        # every product here is on a 500 x 500 dense matrix, where one BLAS thread is fastest;
-        # a multi-threaded BLAS sharing busy cores was measured 10-40x slower on this loop
-        return _recovery_trials(config, progress, model, model_args, samples, trials, total,
-                                center, supports_mode)
-
-
-def _recovery_trials(config, progress, model, model_args, samples, trials, total, center,
-                     supports_mode):
+    model = spiked_covariance(**params)
     truth = set(model.supports)
     spikes = len(model.supports)
     labels = [str(i) for i in range(model.n)]
+    trials = config.trials
+    total = len(samples) * trials
     success = {(run.label, m): 0 for run in config.runs for m in samples}
     certified = {(run.label, m): [] for run in config.runs for m in samples}
     seconds = {run.label: 0.0 for run in config.runs}
@@ -749,7 +788,7 @@ def _recovery_trials(config, progress, model, model_args, samples, trials, total
             # one seeded stream per (sample size, trial): every solver sees the same samples
             rng = np.random.RandomState([config.seed, j, t])
             if supports_mode == "random":
-                model = spiked_covariance(**model_args, supports="random", random_state=rng)
+                model = spiked_covariance(**params, supports="random", random_state=rng)
                 truth = set(model.supports)
             A = empirical_covariance(spiked_samples(model, m, random_state=rng), center=center)
             data = MatrixData(A=A, labels=labels,
@@ -794,10 +833,11 @@ def _recovery_trials(config, progress, model, model_args, samples, trials, total
     cert_rows = [[run.label] + [f"{np.mean(certified[(run.label, m)]):.4f}" for m in samples]
                  for run in config.runs]
     tables = [
-        _table("Probability of recovering both supports", columns, rows,
-               note="± is one standard error over the trials; a trial succeeds when the "
-                    "supports of the first two components are exactly the two spikes' "
-                    "supports (in either order)."),
+        _table(f"Probability of recovering {'both' if spikes == 2 else 'all'} supports", columns,
+               rows,
+               note=f"± is one standard error over the trials; a trial succeeds when the "
+                    f"supports of the first {spikes} components are exactly the {spikes} "
+                    f"spikes' supports (in any order)."),
         _table("Mean certified ratio of the first component (x^T A x / upper bound)",
                ["method"] + [f"{n}×{m}" for m in samples], cert_rows),
     ]
@@ -987,7 +1027,8 @@ def _total_variance(config, data, progress):
     for run in config.runs:
         doc = docs[run.label]
         total = doc["total_explained_variance"]
-        gain = None if best_deflation in (None, 0) else 100.0 * (total - best_deflation) / best_deflation
+        gain = (None if best_deflation in (None, 0)
+                else 100.0 * (total - best_deflation) / best_deflation)
         first = doc["components"][0]["explained_variance"]
         partial = sum(c["explained_variance"] for c in doc["components"][:n_best or n_pc])
         # a joint solver's components have no order, so "its PC1" is not comparable to a
@@ -1063,8 +1104,8 @@ def _sparsity_sweep(config, data, progress):
             f"{run.label} ({_solver_text(run)}): explained variance versus k",
             ["k", "x^T A x", "÷ λ1", "upper bound", "bound ÷ λ1", "certified ratio",
              "bound source", "nonnegative"], rows,
-            note="the best possible k-sparse value lies between x^T A x and the upper bound (with the "
-                 "probability the bound source states, if any)"))
+            note="the best possible k-sparse value lies between x^T A x and the upper bound "
+                 "(with the probability the bound source states, if any)"))
     _progress(progress, "done", total, total)
     return {"tables": tables, "results": {"curves": curves}, "notes": notes,
             "data_summary": _summary(data)}

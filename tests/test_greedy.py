@@ -69,6 +69,15 @@ def test_bordered_lmax_matches_eigvalsh(m):
     got = bordered_lmax(mu, np.ascontiguousarray(Q), C, np.arange(m), np.diag(D).copy(), rows)
     want = [np.linalg.eigvalsh(D[np.ix_(list(I) + [j], list(I) + [j])])[-1] for j in rows]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * max(want))
+    # pruned: same first maximum, every value not pruned is exact, pruned ones are below tau
+    for tau in (-np.inf, float(np.median(want))):
+        pruned = bordered_lmax(mu, np.ascontiguousarray(Q), C, np.arange(m), np.diag(D).copy(),
+                               rows, tau, True)
+        assert int(np.argmax(pruned)) == int(np.argmax(got))
+        kept = np.isfinite(pruned)
+        np.testing.assert_array_equal(pruned[kept], got[kept])
+        earlier = np.maximum(tau, np.concatenate([[-np.inf], np.maximum.accumulate(got)[:-1]]))
+        assert np.all(got[~kept] <= earlier[~kept] + 1e-12 * abs(got.max()))
 
 
 def test_each_step_is_the_exact_best_extension():

@@ -171,6 +171,7 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
     c = np.empty(d)
     idx = np.empty(max(d - 1, 1), dtype=np.int64)
     forced = np.empty(d, dtype=np.int64)
+    is_forced = np.zeros(G, dtype=np.bool_)
     Ubuf = np.empty(k, dtype=np.int64)
     Tbuf = np.empty(G, dtype=np.int64)
     cnt = np.empty(G, dtype=np.int64)
@@ -263,32 +264,38 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
                         nT = 0
                         cntT = 0
                         rejected = False
+                        for q in range(nf):
+                            is_forced[forced[q]] = True
+                        lo = t - tol
+                        hi = t + tol
                         for b in range(G):
-                            if norms[b] < t - tol:
+                            if norms[b] < lo:
                                 break
-                            isf = False
-                            for q in range(nf):
-                                if forced[q] == b:
-                                    isf = True
-                                    break
-                            if isf:
+                            if is_forced[b]:
                                 continue
-                            w = 0.0
-                            for j in range(d):
-                                w += V[b, j] * c[j]
+                            if d == 3:
+                                w = V[b, 0] * c[0] + V[b, 1] * c[1] + V[b, 2] * c[2]
+                            elif d == 2:
+                                w = V[b, 0] * c[0] + V[b, 1] * c[1]
+                            else:
+                                w = 0.0
+                                for j in range(d):
+                                    w += V[b, j] * c[j]
                             if not signed:
                                 w = abs(w)
-                            if w > t + tol:
+                            if w > hi:
                                 cntU += mult[b]
                                 if cntU >= k:
                                     rejected = True
                                     break
                                 Ubuf[nU] = b
                                 nU += 1
-                            elif w >= t - tol:
+                            elif w >= lo:
                                 Tbuf[nT] = b
                                 nT += 1
                                 cntT += mult[b]
+                        for q in range(nf):
+                            is_forced[forced[q]] = False
                         if rejected:
                             continue
                         for q in range(nf):

@@ -8,6 +8,7 @@ from spca_cli.solvers._base import SolverOutput
 from spca_cli.solvers.bipartite import bipartite
 from spca_cli.solvers.greedy import greedy
 from spca_cli.solvers.nonneg import nonneg
+from spca_cli.solvers.spannogram import spannogram
 from spca_cli.solvers.threshold import threshold
 from spca_cli.solvers.tpower import tpower
 
@@ -16,6 +17,7 @@ SOLVERS = {
     "tpower": tpower,
     "greedy": greedy,
     "nonneg": nonneg,
+    "spannogram": spannogram,
 }
 
 JOINT_SOLVERS = {

@@ -1,4 +1,4 @@
-"""Greedy forward selection (d'Aspremont, Bach and El Ghaoui 2008), exact at every step.
+"""Greedy forward selection (d'Aspremont, Bach and El Ghaoui 2007/2008), exact at every step.
 
 Start from the word of largest variance A'[j, j]; then, k - 1 times, add the word j that
 maximises lambda_max(A'[I + j, I + j]). This is the full greedy path of d'Aspremont et al.
@@ -53,9 +53,13 @@ def greedy(A, k, *, eigen=None, **_ignored):
 
     References
     ----------
-    .. [1] A. d'Aspremont, F. Bach and L. El Ghaoui, "Optimal solutions for sparse principal
-       component analysis", JMLR 9, 2008, Section 4 (greedy search, full path).
-    .. [2] G. H. Golub, "Some modified matrix eigenvalue problems", SIAM Review 15, 1973
+    .. [1] A. d'Aspremont, F. Bach and L. El Ghaoui, "Full regularization path for sparse
+       principal component analysis", ICML 2007 ("FullPath" in the spannogram paper's tables),
+       and "Optimal solutions for sparse principal component analysis", JMLR 9, 2008
+       (greedy forward search, exact and approximate).
+    .. [2] B. Moghaddam, Y. Weiss and S. Avidan, "Spectral bounds for sparse PCA: exact and
+       greedy algorithms", NIPS 18, 2006 (forward greedy selection).
+    .. [3] G. H. Golub, "Some modified matrix eigenvalue problems", SIAM Review 15, 1973
        (the secular equation of a bordered matrix).
 
     Examples

@@ -119,10 +119,12 @@ def _prefix_hashes(pos_hash, mult, off):
     """pre[pre_off[g] + j] = XOR of the hashes of the first j members of class g."""
     G = len(mult)
     pre_off = (off[:-1] + np.arange(G)).astype(np.int64)
+    cls = np.repeat(np.arange(G), mult)
+    cum = np.bitwise_xor.accumulate(pos_hash)
+    base = np.zeros(G, dtype=np.uint64)
+    base[1:] = cum[off[1:-1] - 1]  # XOR of every earlier class, cancelled out below
     pre = np.zeros(off[-1] + G, dtype=np.uint64)
-    for g in range(G):
-        acc = np.bitwise_xor.accumulate(pos_hash[off[g]:off[g + 1]])
-        pre[pre_off[g] + 1:pre_off[g] + 1 + mult[g]] = acc
+    pre[np.arange(off[-1]) + cls + 1] = cum ^ base[cls]
     return pre, pre_off
 
 
@@ -135,7 +137,7 @@ class _Pass:
         self.nthreads = nthreads
         self.cap_c, self.cap_h = 50_000, 500_000
 
-    def run(self, m, deadline=None, t_min=0.0, chunk_points=2_000_000):
+    def run(self, m, deadline=None, t_min=0.0):
         Vc, norms, mult, off, pre, pre_off = self.arrays
         args = (np.ascontiguousarray(Vc[:m]), norms[:m], mult[:m], off[:m + 1], pre, pre_off)
         d, signed = self.d, self.signed
@@ -143,6 +145,8 @@ class _Pass:
         work = np.array([math.comb(m - 1 - i, d - 1) * n_sign
                          + (math.comb(m - 1 - i, d - 2) if d >= 2 else 0) for i in range(m)],
                         dtype=np.float64)
+        # small chunks under a time limit, so the clock is looked at every few milliseconds
+        chunk_points = 2_000_000 if deadline is None else 100_000
         chunks, cur, acc = [], [], 0.0
         for i in range(m):
             cur.append(i)
@@ -379,6 +383,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     total_points = 0
     complete = True
     t_min = 0.0  # proven lower bound on the k-th largest |V_j c| over the classes so far
+    tau_prev = 0.0
     if eliminate:
         m = int(min(G, np.searchsorted(cum_words, k + d) + 1))
     else:
@@ -402,10 +407,14 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         m_need = max(m_need, m)
         # g_m(c) = k-th largest |V_j c| over the first m classes only grows with m, so tau_m
         # bounds it below for every later pass: ties lower than that need not be solved
+        settled = tau <= 1.05 * tau_prev
+        tau_prev = tau
         t_min = max(t_min, tau - 4.0 * tol)
         if m_need == m:
             break  # every class beyond m has ||V_e|| < tau_m: provably never a candidate
-        grow = max(m + 1, int(math.ceil(1.5 * m)))
+        # grow by half while tau still rises; once it has settled, go straight to the m_need
+        # classes it cannot rule out (that pass is the last one: tau can only grow further)
+        grow = m_need if settled else max(m + 1, int(math.ceil(1.5 * m)))
         m_next = min(m_need, grow)
         if _n_points(m_next, d, signed) > max_candidates and deadline is None:
             raise SpcaParameterError(_refusal(d, k, int(cum_words[m_need - 1]),

@@ -390,6 +390,17 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     --------
     spca_cli.solvers.greedy.greedy : forward selection, another cheap single-component solver.
 
+    Notes
+    -----
+    Every product is with a k-sparse x (:func:`sparse_matvec`), so A = S^T S is never formed;
+    ``remove`` views only mask the result, projection views fall back to ``A.matvec``. Once a
+    support repeats, the iterate jumps to the leading eigenvector of A'[I, I], the limit of the
+    power method the iteration has become; the next product confirms the fixed point. The swap
+    check scores all k (n - k) swaps exactly with the secular equation of
+    :func:`spca_cli.kernels.greedy.bordered_lmax`. Starts that reach the same fixed point share
+    one swap phase. Deterministic: no randomness unless ``n_starts`` > 0, ties go to the lower
+    word index, and the same input gives byte-identical output.
+
     References
     ----------
     .. [1] X.-T. Yuan and T. Zhang, "Truncated power method for sparse eigenvalue problems",
