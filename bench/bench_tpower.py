@@ -92,8 +92,9 @@ def report(name, S, k=10, components=5):
         print(f"{label:28s} first component {out.value:12.2f}  ({dt:.3f} s wall, {dc:.3f} s CPU)"
               f"{extra}")
         wall, cpu, values = deflation_loop(solver, A, k, components, **options)
+        each = ", ".join(f"{v:.1f}" for v in values)
         print(f"{'':28s} {components} components, remove deflation: solve {wall:.3f} s wall, "
-              f"{cpu:.3f} s CPU, total {sum(values):.2f}  ({', '.join(f'{v:.1f}' for v in values)})")
+              f"{cpu:.3f} s CPU, total {sum(values):.2f}  ({each})")
     if name in PUBLISHED:
         print(f"published best first component {PUBLISHED[name]:.2f}, "
               f"best total of 5 {PUBLISHED_TOTAL5[name]:.2f}")
@@ -106,7 +107,8 @@ def main(argv=None):
     parser.add_argument("--words", type=int, default=100_000)
     args = parser.parse_args(argv)
     warnings.simplefilter("always")
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (other jobs inflate wall time)")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
+          "(other jobs inflate wall time, not CPU time)")
     # compile (or load from the numba cache) every kernel on a tiny corpus first
     tiny = Gram.from_documents(sp.random(50, 30, density=0.3, random_state=0, format="csr"))
     tpower(tiny, 3, eigen=top_eigenpairs(tiny, 1))

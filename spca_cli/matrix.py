@@ -39,11 +39,12 @@ class Gram:
     the underlying data, so the original A stays available for reporting explained variance.
     """
 
-    def __init__(self, S=None, dense=None, *, _mask=None, _X=None, _R=None):
+    def __init__(self, S=None, dense=None, *, _mask=None, _X=None, _R=None, _shared=None):
         if (S is None) == (dense is None):
             raise ValueError("give exactly one of S and dense")
         if S is not None:
-            S = sp.csr_array(S, dtype=np.float64)
+            if not (isinstance(S, sp.csr_array) and S.dtype == np.float64):
+                S = sp.csr_array(S, dtype=np.float64)
             self.n = S.shape[1]
         else:
             dense = np.ascontiguousarray(dense, dtype=np.float64)
@@ -55,6 +56,8 @@ class Gram:
         self.R = _R  # (t, t) so that Q = I - X R X^T
         self._diag_cache = None
         self._MX_cache = None
+        # derived copies of the undeflated data, shared by every view of the same A
+        self._shared = _shared if _shared is not None else {}
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -77,7 +80,34 @@ class Gram:
 
     def original(self):
         """The undeflated A this view was made from."""
-        return Gram(S=self.S, dense=self.dense)
+        return Gram(S=self.S, dense=self.dense, _shared=self._shared)
+
+    def _view(self, mask, X, R):
+        return Gram(S=self.S, dense=self.dense, _mask=mask, _X=X, _R=R, _shared=self._shared)
+
+    def documents_by_word(self):
+        """S in CSC form (duplicates summed), made once and shared by all views.
+
+        Column access (the documents of a word) is what k-sparse products and submatrices need;
+        slicing columns of the CSR S would cost a pass over all of S each time.
+        """
+        if "csc" not in self._shared:
+            csc = sp.csc_array(self.S, copy=True)
+            csc.sum_duplicates()
+            self._shared["csc"] = csc
+        return self._shared["csc"]
+
+    def base_diagonal(self):
+        """diag(A) of the undeflated A, shared by all views."""
+        if "diag" not in self._shared:
+            if self.S is not None:
+                csc = self.documents_by_word()
+                cols = np.repeat(np.arange(self.n), np.diff(csc.indptr))
+                self._shared["diag"] = np.bincount(cols, weights=csc.data * csc.data,
+                                                   minlength=self.n)
+            else:
+                self._shared["diag"] = np.diag(self.dense).copy()
+        return self._shared["diag"]
 
     # ------------------------------------------------------------------ base products (undeflated)
     def _base_matmat(self, X):
@@ -87,14 +117,9 @@ class Gram:
 
     def _base_submatrix(self, idx):
         if self.S is not None:
-            cols = self.S[:, idx]
+            cols = self.documents_by_word()[:, idx]
             return np.asarray((cols.T @ cols).toarray())
         return self.dense[np.ix_(idx, idx)].copy()
-
-    def _base_diagonal(self):
-        if self.S is not None:
-            return np.asarray(self.S.multiply(self.S).sum(axis=0)).ravel()
-        return np.diag(self.dense).copy()
 
     def _masked_X(self):
         if self._MX_cache is None:
@@ -162,7 +187,7 @@ class Gram:
     def diagonal(self):
         """diag(A') of length n (cached: a view never changes)."""
         if self._diag_cache is None:
-            d = self._base_diagonal()
+            d = self.base_diagonal()
             if self.mask is not None:
                 d = d * self.mask
             if self.X is not None:
@@ -190,7 +215,7 @@ class Gram:
         """A' = M A M with the words ``indices`` masked out as well (disjoint supports)."""
         mask = np.ones(self.n) if self.mask is None else self.mask.copy()
         mask[np.asarray(indices, dtype=np.int64)] = 0.0
-        return Gram(S=self.S, dense=self.dense, _mask=mask, _X=self.X, _R=self.R)
+        return self._view(mask, self.X, self.R)
 
     def project_out(self, x):
         """A' = P A P with P = I - x x^T for the unit vector x (dense, length n).
@@ -208,7 +233,7 @@ class Gram:
             R_new[:t, t] = -self.R @ (self.X.T @ x)
             R_new[t, t] = 1.0
             X_new = np.column_stack([self.X, x])
-        return Gram(S=self.S, dense=self.dense, _mask=self.mask, _X=X_new, _R=R_new)
+        return self._view(self.mask, X_new, R_new)
 
 
 def check_psd_matrix(A, *, tol=1e-8):

@@ -451,7 +451,10 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     pos, val = pos[keep], val[keep]
     order = np.argsort(-val, kind="stable")
     pos, val = pos[order], val[order]
-    dense = A.submatrix(word_order[:surviving])  # A' on the surviving words, once
+    # A' once, on the words of the candidates that can still win (a few dozen in practice)
+    used = np.unique(pos)
+    dense = A.submatrix(word_order[used])
+    pos = np.searchsorted(used, pos)
     best = -np.inf
     scores = np.full(len(val), -np.inf)
     scored = 0
@@ -470,7 +473,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     # how the surviving block was laid out (elimination on or off)
     best_key = None
     for f in finalists:
-        cand = np.sort(word_order[pos[f]])
+        cand = np.sort(word_order[used[pos[f]]])
         lam = float(np.linalg.eigvalsh(A.submatrix(cand))[-1])
         key = (-lam, tuple(cand.tolist()))
         if best_key is None or key < best_key:

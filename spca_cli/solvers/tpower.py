@@ -10,7 +10,6 @@ so the default tries several and keeps the best.
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -29,35 +28,6 @@ INITS = ("auto", "top-variance", "top-k-variance", "warm-start", "eigenvector", 
 # "gain" is rounding in the secular root and taking it could cycle.
 _SWAP_RTOL = 1e-10
 
-# Per document-word matrix S: its CSC copy and the diagonal of S^T S. Every Gram view (remove,
-# project_out) wraps S's memory in new csr_array and ndarray objects, so the cache is keyed by
-# the memory itself (buffer addresses and sizes) and holds a weak reference to the ndarray that
-# owns the data buffer: the entry goes away with that buffer, before its memory can be reused.
-_S_CACHE = {}
-
-
-def _owner(a):
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def _s_parts(S):
-    """(CSC copy of S with duplicates summed, diag(S^T S)) for the csr ``S``, cached."""
-    key = tuple((a.__array_interface__["data"][0], a.size, a.dtype.str)
-                for a in (S.data, S.indices, S.indptr)) + (S.shape,)
-    hit = _S_CACHE.get(key)
-    if hit is not None and hit[0]() is not None:
-        return hit[1], hit[2]
-    csc = S.tocsc(copy=True)
-    csc.sum_duplicates()
-    cols = np.repeat(np.arange(csc.shape[1]), np.diff(csc.indptr))
-    diag = np.bincount(cols, weights=csc.data * csc.data, minlength=csc.shape[1])
-    ref = weakref.ref(_owner(S.data), lambda _ref, key=key: _S_CACHE.pop(key, None))
-    _S_CACHE[key] = (ref, csc, diag)
-    return csc, diag
-
-
 class _Products:
     """Exact products with the view A' for k-sparse vectors, by the cheapest path for that view.
 
@@ -75,7 +45,7 @@ class _Products:
         if A.X is None and A.S is not None:
             self.kind = "S"
             self.csr = A.S
-            self.csc, self._diag = _s_parts(A.S)
+            self.csc, self._diag = A.documents_by_word(), A.base_diagonal()
             if self.mask is not None:
                 self._diag = self._diag * self.mask
         elif A.X is None:
