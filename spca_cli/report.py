@@ -21,8 +21,11 @@ __all__ = ["to_dict", "render", "render_json", "render_table", "render_csv", "re
 FORMATS = ("table", "json", "csv", "markdown")
 
 
-def _round(x, digits=6):
-    return None if x is None else float(round(float(x), digits))
+def _round(x, digits=None):
+    """A JSON number: full precision (scripts compare values to 1e-9), timings rounded."""
+    if x is None:
+        return None
+    return float(x) if digits is None else float(round(float(x), digits))
 
 
 def to_dict(result):

@@ -125,10 +125,10 @@ def test_a_killed_run_leaves_the_previous_report_intact(big_csv, airline_csv, tm
     lock = out / ".lock"
     deadline = time.time() + 60
     while not lock.exists() and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    victim.send_signal(signal.SIGKILL)
+        time.sleep(0.01)
+    victim.send_signal(signal.SIGKILL)  # mid-run: it holds the lock and is reading
     victim.communicate(timeout=60)
+    assert victim.returncode == -signal.SIGKILL
     assert (out / "2015-02-19.json").read_bytes() == before
     assert json.loads(before)["day"] == "2015-02-19"
     # the next run recovers the stale lock and removes the dead run's temp file
@@ -156,7 +156,7 @@ def test_yesterday_and_globs(airline_csv, tmp_path, monkeypatch):
 def test_crontab_line_in_readme_is_valid():
     readme = (os.path.dirname(__file__) + "/../README.md")
     text = open(readme, encoding="utf-8").read()
-    lines = [line for line in text.splitlines() if " spca daily " in line and line[:1].isdigit()]
+    lines = [line for line in text.splitlines() if "spca daily " in line and line[:1].isdigit()]
     assert lines, "README shows no crontab line"
     fields = lines[0].split()
     assert len(fields) > 6 and "--out" in fields and "--quiet" in fields

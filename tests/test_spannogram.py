@@ -9,6 +9,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -65,7 +66,7 @@ def zipf_corpus(seed, m=250, n=90, dup=6):
 @pytest.mark.parametrize("d", [1, 2, 3])
 @pytest.mark.parametrize("positive", [False, True], ids=["mixed", "nonneg"])
 def test_exact_on_rank_d(d, positive):
-    for seed in range(14):
+    for seed in range(40):
         rs = np.random.RandomState(1000 * d + seed)
         n = rs.randint(max(d + 3, 6), 17)
         k = rs.randint(2, 6)
@@ -83,8 +84,8 @@ def test_exact_on_rank_d(d, positive):
 
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_nonnegative_reduction_is_exact(d):
-    for seed in range(10):
-        rs = np.random.RandomState(50 + 10 * d + seed)
+    for seed in range(20):
+        rs = np.random.RandomState(50 + 100 * d + seed)
         n, k = rs.randint(6, 14), rs.randint(2, 6)
         V = rs.rand(n, d)
         M = V @ V.T
@@ -96,8 +97,8 @@ def test_nonnegative_reduction_is_exact(d):
 # ---------------------------------------------------------------- bounds on full-rank matrices
 @pytest.mark.parametrize("rank", [1, 2, 3])
 def test_bound_is_above_the_optimum_on_full_rank(rank):
-    for seed in range(12):
-        rs = np.random.RandomState(300 + 10 * rank + seed)
+    for seed in range(25):
+        rs = np.random.RandomState(300 + 100 * rank + seed)
         n, k = rs.randint(5, 13), rs.randint(2, 6)
         X = rs.rand(n + 4, n) if seed % 2 else rs.randn(n + 4, n)
         M = X.T @ X
@@ -151,7 +152,7 @@ def test_airline_elimination_leaves_few_words_and_the_same_answer(airline_mtx):
 
 # ---------------------------------------------------------------- ties and degenerate input
 def test_duplicate_and_zero_rows_are_exact():
-    for seed in range(12):
+    for seed in range(30):
         rs = np.random.RandomState(700 + seed)
         n, d, k = rs.randint(7, 13), rs.randint(1, 4), rs.randint(2, 6)
         V = rs.randn(n, d) if seed % 2 else rs.rand(n, d)
@@ -229,14 +230,20 @@ def test_refuses_too_many_candidates():
         spannogram(A, 4, eigen=top_eigenpairs(A, 4), rank=3, max_candidates=100)
 
 
-def test_time_limit_returns_a_valid_support():
-    X = np.random.RandomState(4).rand(60, 40)
+@pytest.mark.parametrize("limit", [1e-4, 0.3])
+def test_time_limit_returns_a_valid_support(limit):
+    X = np.random.RandomState(4).randn(400, 300)
     A = Gram.from_dense(X.T @ X)
-    out = spannogram(A, 5, eigen=top_eigenpairs(A, 4), rank=3, time_limit=1e-4,
+    eigen = top_eigenpairs(A, 4)
+    start = time.perf_counter()
+    out = spannogram(A, 5, eigen=eigen, rank=3, eliminate=False, time_limit=limit,
                      max_candidates=100)
+    assert time.perf_counter() - start < limit + 2.0
     assert out.info["time_limited"] and not out.info["exact"]
     assert out.bounds == [] and out.info["opt_d"] is None
     assert len(np.unique(out.indices)) == 5 and out.value > 0
+    if limit > 0.1:
+        assert out.info["candidates"] > 0
 
 
 def test_nonnegative_true_needs_a_nonnegative_matrix():

@@ -163,7 +163,7 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
     cap_c = out_pos.shape[0]
     cap_h = all_hash.shape[0]
 
-    table = np.zeros(1 << 18, dtype=np.uint64)
+    table = np.zeros(1 << 16, dtype=np.uint64)
     table_fill = 0
     N = np.empty((max(d - 1, 1), d))
     minor = np.empty((max(d - 1, 1), max(d - 1, 1)))
@@ -459,6 +459,10 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
     tau_out[0] = tau
 
 
+# parallel=True with cache=True: pynndescent marks its parallel kernels cache=False (older numba
+# could not cache them); numba 0.68 writes and reloads the cache of this kernel (checked: a fresh
+# process loads it in ~0.2 s instead of compiling for ~30 s), so we keep both. The work is split
+# by hand into ``nthreads`` prange iterations, each with its own buffers and hash table.
 @njit(cache=True, parallel=True)
 def spannogram_pass(V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts, nthreads,
                     gap, cap_c, cap_h, enum_cap, t_min):

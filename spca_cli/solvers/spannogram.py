@@ -25,6 +25,7 @@ import logging
 import math
 import time
 
+import numba
 import numpy as np
 from sklearn.utils import check_random_state
 
@@ -134,8 +135,10 @@ class _Pass:
     def __init__(self, arrays, d, k, signed, tol, gap, nthreads):
         self.arrays = arrays
         self.d, self.k, self.signed, self.tol, self.gap = d, k, signed, tol, gap
-        self.nthreads = nthreads
-        self.cap_c, self.cap_h = 50_000, 500_000
+        # more workers than threads, handed out one at a time (chunksize 1): a busy or slow core
+        # then takes fewer of them instead of holding up the pass
+        self.nthreads = 4 * nthreads if nthreads > 1 else 1
+        self.cap_c, self.cap_h = 20_000, 200_000
 
     def run(self, m, deadline=None, t_min=0.0):
         Vc, norms, mult, off, pre, pre_off = self.arrays
@@ -164,8 +167,9 @@ class _Pass:
                 out["complete"] = False
                 break
             firsts = todo.pop()
-            res = spannogram_pass(*args, d, self.k, signed, self.tol, firsts, self.nthreads,
-                                  self.gap, self.cap_c, self.cap_h, _ENUM_CAP, t_min)
+            with numba.parallel_chunksize(1):
+                res = spannogram_pass(*args, d, self.k, signed, self.tol, firsts, self.nthreads,
+                                      self.gap, self.cap_c, self.cap_h, _ENUM_CAP, t_min)
             pos, hsh, val, all_hash, stats, tau = res
             if stats[:, 3].any():  # an output buffer overflowed: split the chunk or grow buffers
                 if len(firsts) > 1:
@@ -526,8 +530,6 @@ def _rank_deficient(Vm, d):
 
 
 def _n_threads():
-    import numba
-
     return numba.get_num_threads()
 
 
