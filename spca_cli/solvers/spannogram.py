@@ -148,28 +148,42 @@ class _Pass:
         work = np.array([math.comb(m - 1 - i, d - 1) * n_sign
                          + (math.comb(m - 1 - i, d - 2) if d >= 2 else 0) for i in range(m)],
                         dtype=np.float64)
-        # small chunks under a time limit, so the clock is looked at every few milliseconds
-        chunk_points = 2_000_000 if deadline is None else 100_000
-        chunks, cur, acc = [], [], 0.0
-        for i in range(m):
-            cur.append(i)
-            acc += work[i]
-            if acc >= chunk_points:
-                chunks.append(cur)
-                cur, acc = [], 0.0
-        if cur:
-            chunks.append(cur)
+        # chunks of about 2M points; under a time limit, chunks of about 0.1 s (measured rate),
+        # so the clock is looked at often without paying the call overhead too often
+        target = 2e6 if deadline is None else 1e5
+        cursor = 0
+        todo = []  # chunks to redo after an output buffer overflowed
+
+        def next_chunk():
+            nonlocal cursor
+            if todo:
+                return todo.pop()
+            if cursor >= m:
+                return None
+            stop, acc = cursor, 0.0
+            while stop < m and (acc == 0.0 or acc + work[stop] <= target):
+                acc += work[stop]
+                stop += 1
+            chunk = np.arange(cursor, stop, dtype=np.int64)
+            cursor = stop
+            return chunk
+
         out = {"pos": [], "hash": [], "val": [], "all_hash": [], "points": 0, "tau": np.inf,
                "zero_hit": False, "truncated": False, "complete": True, "run_max": -np.inf}
-        todo = [np.array(c, dtype=np.int64) for c in reversed(chunks)]
-        while todo:
+        while True:
             if deadline is not None and time.perf_counter() > deadline:
                 out["complete"] = False
                 break
-            firsts = todo.pop()
+            firsts = next_chunk()
+            if firsts is None:
+                break
+            t0 = time.perf_counter()
             with numba.parallel_chunksize(1):
                 res = spannogram_pass(*args, d, self.k, signed, self.tol, firsts, self.nthreads,
                                       self.gap, self.cap_c, self.cap_h, _ENUM_CAP, t_min)
+            if deadline is not None:
+                rate = work[firsts].sum() / max(time.perf_counter() - t0, 1e-4)
+                target = float(np.clip(0.1 * rate, 1e5, 2e6))
             pos, hsh, val, all_hash, stats, tau = res
             if stats[:, 3].any():  # an output buffer overflowed: split the chunk or grow buffers
                 if len(firsts) > 1:
