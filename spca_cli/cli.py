@@ -215,7 +215,7 @@ _SOLVER_SPECIFIC = {
     "init": ("tpower",), "max_iter": ("tpower",), "tol": ("tpower",),
     "exact": ("nonneg",), "epsilon": ("nonneg",),
     "samples": ("nonneg", "bipartite"), "n_jobs": ("bipartite",),
-    "eliminate": ("spannogram",),
+    "eliminate": ("spannogram",), "nonnegative": ("spannogram",),
 }
 
 
@@ -260,6 +260,9 @@ def topics_options(fn):
         click.option("--jobs", "n_jobs", type=click.IntRange(min=1), help="bipartite: cores."),
         click.option("--no-elimination", "eliminate", flag_value=False, default=None,
                      help="spannogram: skip the (provably safe) feature elimination."),
+        click.option("--sign-reduction", "nonnegative", flag_value=True, default=None,
+                     help="spannogram: the 2^(d-1) sign-pattern reduction for an entrywise "
+                          "nonnegative A (exact; turns elimination off)."),
     ]
     return _stack(options)(fn)
 
@@ -271,7 +274,8 @@ def _solver_options(solver, given):
         if value is None:
             continue
         if solver not in _SOLVER_SPECIFIC[name]:
-            flag = {"n_jobs": "--jobs", "eliminate": "--no-elimination"}.get(
+            flag = {"n_jobs": "--jobs", "eliminate": "--no-elimination",
+                    "nonnegative": "--sign-reduction"}.get(
                 name, "--" + name.replace("_", "-"))
             raise click.UsageError(f"{flag} applies to --solver "
                                    f"{' or '.join(_SOLVER_SPECIFIC[name])}, not {solver}")

@@ -15,8 +15,10 @@ reproducible results across calls.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
@@ -25,7 +27,8 @@ from spca_cli.errors import SpcaParameterError
 from spca_cli.solvers._base import check_float, check_int
 
 __all__ = ["SpikedModel", "spiked_covariance", "spiked_samples", "empirical_covariance",
-           "MatrixData", "CorpusData", "zipf_corpus"]
+           "MatrixData", "CorpusData", "zipf_corpus", "write_corpus", "word_names",
+           "GeneratedFile", "KINDS"]
 
 
 @dataclass(frozen=True)
@@ -289,3 +292,358 @@ def zipf_corpus(documents=2000, words=1000, *, topics=5, topic_words=10, topic_r
     return CorpusData(S=S, vocabulary=vocabulary, path=path, times=times,
                       tz_offsets=np.full(documents, int(utc_offset_minutes) * 60, dtype=np.int64),
                       topics=[p.tolist() for p in planted])
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpus files for benchmarks: tweets (JSON lines) and UCI docword files, streamed to disk
+# ---------------------------------------------------------------------------------------------
+
+_CONSONANTS = "bcdfghjklmnprstvwz"
+_VOWELS = "aeiou"
+_DAY_NAMES = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+_MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                "Dec"]
+KINDS = ("jsonl", "uci")
+
+
+@dataclass(frozen=True)
+class GeneratedFile:
+    """What :func:`write_corpus` wrote.
+
+    Attributes
+    ----------
+    path : str
+        The corpus file (``.jsonl`` or ``docword.NAME.txt``).
+    vocab_path : str or None
+        ``vocab.NAME.txt`` of a UCI corpus, else None.
+    kind : {'jsonl', 'uci'}
+    documents : int
+    words : int
+        Vocabulary size (background words plus topic words).
+    tokens : int
+        Words written (a UCI line with count c counts c times).
+    nonzeros : int or None
+        Distinct (document, word) pairs of a UCI corpus (its header's NNZ), else None.
+    topics : list of list of str
+        The planted topics, ``topics[t]`` the words of topic t + 1 (``topicT_wordJ``).
+    bytes : int
+        Size of ``path``.
+    """
+
+    path: str
+    vocab_path: str | None
+    kind: str
+    documents: int
+    words: int
+    tokens: int
+    nonzeros: int | None
+    topics: list
+    bytes: int
+
+
+def word_names(n):
+    """``n`` distinct pronounceable lower-case words (consonant-vowel syllables), none of them an
+    English stop word, so every one survives the default tokenising recipe.
+
+    Short names come first, so the most frequent (lowest Zipf rank) words are the shortest, as
+    in real text. The list depends on ``n`` only.
+
+    >>> word_names(3)
+    ['baba', 'babe', 'babi']
+    """
+    from itertools import product
+
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    n = check_int("n", n, 0)
+    syllables = [c + v for c in _CONSONANTS for v in _VOWELS]
+    out = []
+    length = 2
+    while len(out) < n:
+        for parts in product(syllables, repeat=length):
+            word = "".join(parts)
+            if word not in ENGLISH_STOP_WORDS:
+                out.append(word)
+                if len(out) == n:
+                    break
+        length += 1
+    return out
+
+
+class _Plan:
+    """The seeded random choices shared by both file kinds, drawn one chunk at a time."""
+
+    def __init__(self, documents, words, words_per_document, topics, topic_words, topic_rate,
+                 exponent, seed):
+        self.documents = check_int("documents", documents, 1)
+        self.words = check_int("words", words, 2)
+        self.words_per_document = check_int("words_per_document", words_per_document, 1)
+        self.topics = check_int("topics", topics, 0)
+        self.topic_words = check_int("topic_words", topic_words, 1)
+        self.topic_rate = check_float("topic_rate", topic_rate, 0.0, 1.0)
+        exponent = check_float("exponent", exponent, 0.0)
+        seed = check_int("seed", seed, 0)
+        n_topic = self.topics * self.topic_words
+        if n_topic >= self.words:
+            raise SpcaParameterError(f"topics * topic_words must be < words; got "
+                                     f"{self.topics} * {self.topic_words} >= {self.words}")
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+        # token ids: 0..B-1 background words by Zipf rank, B.. the topic words, topic by topic
+        self.background = self.words - n_topic
+        self.names = word_names(self.background) + [
+            f"topic{t}_word{j}" for t in range(1, self.topics + 1)
+            for j in range(1, self.topic_words + 1)]
+        ranks = np.arange(1, self.background + 1, dtype=np.float64)
+        cdf = np.cumsum(ranks ** -exponent)
+        self.cdf = cdf / cdf[-1]
+
+    @property
+    def planted(self):
+        B, K = self.background, self.topic_words
+        return [self.names[B + t * K:B + (t + 1) * K] for t in range(self.topics)]
+
+    def chunk(self, n):
+        """Token ids of ``n`` documents: (doc, token) with doc in 0..n-1, grouped by document.
+
+        Each document draws Poisson(words_per_document) background tokens (at least 1) from the
+        Zipf law; with probability ``topic_rate`` it is also about one topic (uniform) and then
+        holds each of its words with probability 0.8.
+        """
+        rng = self.rng
+        lengths = np.maximum(rng.poisson(self.words_per_document, size=n), 1)
+        bg = np.searchsorted(self.cdf, rng.random(int(lengths.sum())), side="right")
+        bg = np.minimum(bg, self.background - 1)
+        bg_doc = np.repeat(np.arange(n), lengths)
+        if self.topics:
+            about = rng.random(n) < self.topic_rate
+            which = rng.integers(0, self.topics, size=n)
+            present = rng.random((n, self.topic_words)) < 0.8
+            present &= about[:, None]
+            t_doc, t_j = np.nonzero(present)  # row-major: grouped by document
+            t_tok = self.background + which[t_doc] * self.topic_words + t_j
+            doc = np.concatenate([bg_doc, t_doc])
+            tok = np.concatenate([bg, t_tok])
+            order = np.argsort(doc, kind="stable")
+            return doc[order], tok[order]
+        return bg_doc, bg
+
+
+def _pool(pieces):
+    """Byte strings -> (flat uint8 array, start offsets, lengths)."""
+    blob = "".join(pieces).encode("utf-8")
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    starts = np.zeros(len(pieces), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return np.frombuffer(blob, dtype=np.uint8), starts, lengths
+
+
+def _gather(flat, starts, lengths, ids):
+    """The bytes of pieces ``ids`` one after another: one numpy gather, no Python loop."""
+    lens = lengths[ids]
+    out_start = np.cumsum(lens) - lens
+    shift = np.repeat(starts[ids] - out_start, lens)
+    return flat[np.arange(len(shift), dtype=np.int64) + shift].tobytes()
+
+
+def _twitter_times(epochs):
+    """Twitter's ``Wed Feb 18 09:41:04 +0000 2015`` for int UTC seconds (vectorised by day)."""
+    day, sec = np.divmod(epochs, 86400)
+    uniq, inverse = np.unique(day, return_inverse=True)
+    heads, years = [], []
+    for d in uniq.tolist():
+        date = dt.date(1970, 1, 1) + dt.timedelta(days=d)
+        heads.append(f"{_DAY_NAMES[date.weekday()]} {_MONTH_NAMES[date.month - 1]} "
+                     f"{date.day:02d}")
+        years.append(date.year)
+    h, rest = np.divmod(sec, 3600)
+    m, s = np.divmod(rest, 60)
+    return [f"{heads[i]} {hh:02d}:{mm:02d}:{ss:02d} +0000 {years[i]}"
+            for i, hh, mm, ss in zip(inverse.tolist(), h.tolist(), m.tolist(), s.tolist())]
+
+
+def _write_jsonl(f, plan, chunk, days, t0):
+    """Tweets as JSON lines, one chunk of documents at a time.
+
+    A line is ``{"id":N,"created_at":"...","text":"..."}``. The text is the document's tokens
+    (5% of background tokens as #hashtags), 20% of tweets start with an @mention, 10% with a
+    URL and 5% hold ``&amp;``, so the tokeniser meets everything it must drop or unescape.
+    """
+    rng = plan.rng
+    V = len(plan.names)
+    mentions = [f"@user{i} " for i in range(1000)]
+    urls = [f"http://t.co/{i:x}{i * 7919 % 4093:x} " for i in range(1000)]
+    static = ([w + " " for w in plan.names] + ["#" + w + " " for w in plan.names]
+              + mentions + urls + ["&amp; ", '"}\n'])
+    MENTION, URL, AMP, END = 2 * V, 2 * V + 1000, 2 * V + 2000, 2 * V + 2001
+    span = days * 86400
+    tokens = 0
+    for first in range(0, plan.documents, chunk):
+        n = min(chunk, plan.documents - first)
+        doc, tok = plan.chunk(n)
+        tokens += len(tok)
+        tok = tok + V * (rng.random(len(tok)) < 0.05)  # hashtag variant
+        extra = rng.random((n, 3)) < np.array([0.2, 0.1, 0.05])  # mention, url, &amp;
+        ids = np.concatenate([rng.integers(0, 1000, size=(n, 2)) + [MENTION, URL],
+                              np.full((n, 1), AMP)], axis=1)
+        # times rise through the file: documents first..first+n-1 fall in their slice of the span
+        lo = t0 + span * first // plan.documents
+        hi = t0 + span * (first + n) // plan.documents
+        epochs = np.sort(rng.integers(lo, max(hi, lo + 1), size=n))
+        heads = [f'{{"id":{i},"created_at":"{t}","text":"'
+                 for i, t in zip(range(first, first + n), _twitter_times(epochs))]
+        # pieces per document: head, the chosen extras, its tokens, END
+        n_tok = np.bincount(doc, minlength=n)
+        n_extra = extra.sum(axis=1)
+        count = 2 + n_extra + n_tok
+        start = np.cumsum(count) - count
+        pieces = np.empty(int(count.sum()), dtype=np.int64)
+        pieces[start] = len(static) + np.arange(n)  # heads come after the static pool
+        ex_doc, ex_j = np.nonzero(extra)
+        ex_rank = np.arange(len(ex_doc)) - (np.cumsum(n_extra) - n_extra)[ex_doc]
+        pieces[start[ex_doc] + 1 + ex_rank] = ids[ex_doc, ex_j]
+        tok_rank = np.arange(len(doc)) - (np.cumsum(n_tok) - n_tok)[doc]
+        pieces[start[doc] + 1 + n_extra[doc] + tok_rank] = tok
+        pieces[start + count - 1] = END
+        flat, starts, lengths = _pool(static + heads)
+        f.write(_gather(flat, starts, lengths, pieces))
+    return tokens
+
+
+@numba.njit(cache=True)
+def _format_lines(doc, word, count, out):
+    """Write ``doc word count\\n`` lines into the byte buffer ``out``; return the bytes used."""
+    p = 0
+    digits = np.empty(20, dtype=np.uint8)
+    for i in range(len(doc)):
+        for c in range(3):
+            v = doc[i] if c == 0 else (word[i] if c == 1 else count[i])
+            n = 0
+            while True:
+                digits[n] = 48 + v % 10
+                v //= 10
+                n += 1
+                if v == 0:
+                    break
+            for j in range(n - 1, -1, -1):
+                out[p] = digits[j]
+                p += 1
+            out[p] = 32 if c < 2 else 10
+            p += 1
+    return p
+
+
+def _write_uci(f, plan, chunk, word_id):
+    """UCI ``docword`` body lines, one chunk of documents at a time (sorted by doc, then word).
+
+    A word drawn c times in a document becomes one line with count c, so the counts come from
+    the same Zipf draws as the words.
+    """
+    tokens = nonzeros = 0
+    W = len(plan.names)
+    for first in range(0, plan.documents, chunk):
+        n = min(chunk, plan.documents - first)
+        doc, tok = plan.chunk(n)
+        tokens += len(tok)
+        keys, counts = np.unique(doc * W + word_id[tok], return_counts=True)
+        d, w = np.divmod(keys, W)
+        out = np.empty(len(keys) * 48, dtype=np.uint8)
+        used = _format_lines(d + first + 1, w + 1, counts.astype(np.int64), out)
+        f.write(out[:used].tobytes())
+        nonzeros += len(keys)
+    return tokens, nonzeros
+
+
+def write_corpus(path, kind="jsonl", *, documents, words, words_per_document=15, topics=5,
+                 topic_words=10, topic_rate=0.3, exponent=1.1, days=7, start="2015-02-17",
+                 seed=0, chunk_documents=None):
+    """Write a seeded synthetic corpus with planted topics to disk, a chunk of documents at a
+    time (memory holds one chunk, never the whole text).
+
+    Word frequencies follow Zipf's law (P(rank r) proportional to r^-exponent) over
+    ``words - topics * topic_words`` background words named by :func:`word_names`; on top, each
+    document is with probability ``topic_rate`` about one of ``topics`` planted topics and then
+    holds each of its ``topic_words`` words (``topicT_wordJ``) with probability 0.8.
+
+    Parameters
+    ----------
+    path : str
+        ``NAME.jsonl`` for ``kind='jsonl'``; ``docword.NAME.txt`` for ``kind='uci'`` (the
+        vocabulary goes to ``vocab.NAME.txt`` beside it).
+    kind : {'jsonl', 'uci'}
+        Tweets as JSON lines with Twitter-format ``created_at``, spread evenly over ``days``
+        from ``start`` (UTC) in file order; or a UCI bag of words (vocabulary in alphabetical
+        order, like the published corpora, so word ids are not frequency ranks).
+    documents, words : int
+        Number of documents and vocabulary size (up to millions and 100,000s).
+    words_per_document : int, default=15
+        Mean background tokens per document (Poisson, at least 1). In a UCI file repeated
+        tokens become counts, so its nonzeros per document are fewer.
+    topics, topic_words, topic_rate, exponent : see above.
+    days : int, default=7
+    start : str, default='2015-02-17'
+    seed : int, default=0
+        Same arguments and seed, same bytes.
+    chunk_documents : int, optional
+        Documents generated per chunk (memory); default 50,000 (jsonl) or 20,000 (uci). The
+        output depends on it, so keep the default for reproducible files.
+
+    Returns
+    -------
+    GeneratedFile
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> out = write_corpus(os.path.join(folder, "t.jsonl"), documents=3, words=50, topics=1)
+    >>> out.documents, out.topics[0][:2]
+    (3, ['topic1_word1', 'topic1_word2'])
+    """
+    if kind not in KINDS:
+        raise SpcaParameterError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    days = check_int("days", days, 1)
+    try:
+        first_day = dt.date.fromisoformat(str(start))
+    except ValueError:
+        raise SpcaParameterError(f"start must be YYYY-MM-DD, got {start!r}") from None
+    plan = _Plan(documents, words, words_per_document, topics, topic_words, topic_rate,
+                 exponent, seed)
+    chunk = check_int("chunk_documents", chunk_documents or (50_000 if kind == "jsonl"
+                                                             else 20_000), 1)
+    path = str(path)
+    vocab_path = None
+    if kind == "uci":
+        from spca_cli.corpus.uci import vocab_path_for
+
+        vocab_path = vocab_path_for(path)
+        if vocab_path is None:
+            raise SpcaParameterError(f"a UCI corpus is written to docword.NAME.txt (the "
+                                     f"vocabulary goes to vocab.NAME.txt beside it), got {path}")
+    nonzeros = None
+    # written under a temporary name and renamed, so an interrupted run leaves no partial file
+    tmp = path + ".part"
+    with open(tmp, "wb") as f:
+        if kind == "jsonl":
+            t0 = int(dt.datetime.combine(first_day, dt.time(0), tzinfo=dt.timezone.utc)
+                     .timestamp())
+            tokens = _write_jsonl(f, plan, chunk, days, t0)
+        else:
+            names = np.array(plan.names)
+            order = np.argsort(names, kind="stable")
+            word_id = np.empty(len(names), dtype=np.int64)
+            word_id[order] = np.arange(len(names))
+            # NNZ (distinct pairs) is known only at the end: the header reserves a fixed-width
+            # line for it, padded with trailing spaces, and is rewritten in place
+            header = f"{plan.documents}\n{len(names)}\n"
+            f.write((header + " " * 20 + "\n").encode("ascii"))
+            tokens, nonzeros = _write_uci(f, plan, chunk, word_id)
+            f.seek(len(header))
+            f.write(f"{nonzeros:<20d}".encode("ascii"))
+            with open(vocab_path + ".part", "w", encoding="utf-8") as v:
+                v.write("\n".join(names[order].tolist()) + "\n")
+    if vocab_path is not None:
+        os.replace(vocab_path + ".part", vocab_path)
+    os.replace(tmp, path)
+    return GeneratedFile(path=path, vocab_path=vocab_path, kind=kind, documents=plan.documents,
+                         words=len(plan.names), tokens=int(tokens), nonzeros=nonzeros,
+                         topics=plan.planted, bytes=os.path.getsize(path))

@@ -41,10 +41,14 @@ def low_rank_npy(tmp_path):
     return make
 
 
-@pytest.mark.parametrize("d,n,k,nonnegative", [
-    (1, 12, 3, False), (2, 14, 3, False), (2, 16, 4, True), (3, 12, 2, False),
-    (3, 13, 5, True), (3, 16, 4, False)])
-@pytest.mark.parametrize("elimination", [[], ["--no-elimination"]])
+CASES = [(1, 12, 3, False), (2, 14, 3, False), (2, 16, 4, True), (3, 12, 2, False),
+         (3, 13, 5, True), (3, 16, 4, False)]
+VARIANTS = [[], ["--no-elimination"], ["--sign-reduction"]]
+
+
+@pytest.mark.parametrize("d,n,k,nonnegative,elimination", [
+    (*case, variant) for case in CASES for variant in VARIANTS
+    if case[3] or variant != ["--sign-reduction"]])  # the reduction needs a nonnegative A
 def test_spannogram_is_exact_on_rank_d_matrices_through_the_cli(
         low_rank_npy, d, n, k, nonnegative, elimination):
     for seed in range(3):
