@@ -28,7 +28,7 @@ from spca_cli.corpus import FORMATS, MatrixInput, format_time, load_input, save_
 from spca_cli.corpus.summary import summarize
 from spca_cli.corpus.tokenize import WEIGHTINGS
 from spca_cli.errors import SpcaError, SpcaInputError, SpcaParameterError
-from spca_cli.progress import byte_progress, status
+from spca_cli.progress import byte_progress, status, task_progress
 
 __all__ = ["cli", "ingest_options", "labels_option", "quiet_option", "load_from_options",
            "SpcaGroup", "CONTEXT_SETTINGS"]
@@ -449,8 +449,9 @@ def reproduce(config, outdir, output_format, trials, quiet):
     """
     from spca_cli.reproduce import run_config
 
-    with status(f"Reproducing {config}", quiet=quiet):
-        text, files = run_config(config, outdir=outdir, fmt=output_format, trials=trials)
+    with task_progress(quiet=quiet) as progress:
+        text, files = run_config(config, outdir=outdir, fmt=output_format, trials=trials,
+                                 progress=progress)
     click.echo(text, nl=not text.endswith("\n"))
     if files and not quiet:
         click.echo("wrote " + ", ".join(str(f) for f in files), err=True)

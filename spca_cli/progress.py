@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
                            TimeRemainingColumn, TransferSpeedColumn)
 
-__all__ = ["byte_progress", "status", "stderr_console"]
+__all__ = ["byte_progress", "status", "stderr_console", "task_progress"]
 
 
 def stderr_console():
@@ -43,3 +43,21 @@ def status(description, *, quiet=False):
         return
     with console.status(description):
         yield
+
+
+@contextlib.contextmanager
+def task_progress(*, quiet=False):
+    """Yield a callback ``progress(description, done, total)`` drawing one bar, or None."""
+    console = stderr_console()
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(),
+               TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def advance(description, done, total):
+            bar.update(task, description=description, completed=done, total=total)
+
+        yield advance

@@ -55,14 +55,17 @@ def planted(n=60, k=6, seed=0):
     return 50 * np.outer(u, u) + N @ N.T, set(support.tolist())
 
 
+@pytest.mark.parametrize("deflation", ["remove", "projection"])
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
-def test_solver_contract(solver):
-    """Every single-component solver: unit norm, exactly k distinct words, SPEC fields,
-    deterministic for a seed, bound >= attained, and the planted support found."""
+def test_solver_contract(solver, deflation):
+    """Every single-component solver, with both deflations: unit norm, exactly k distinct
+    words, SPEC fields, deterministic for a seed, bound >= attained, the planted support found."""
     A, support = planted()
     data = matrix_input(A)
-    first = run_topics(data, solver=solver, k=6, n_components=2, rank=2, random_state=3)
-    again = run_topics(data, solver=solver, k=6, n_components=2, rank=2, random_state=3)
+    first = run_topics(data, solver=solver, k=6, n_components=2, rank=2, random_state=3,
+                       deflation=deflation)
+    again = run_topics(data, solver=solver, k=6, n_components=2, rank=2, random_state=3,
+                       deflation=deflation)
     doc, doc_again = to_dict(first), to_dict(again)
     doc.pop("seconds"), doc_again.pop("seconds")
     assert json.dumps(doc) == json.dumps(doc_again)
@@ -73,8 +76,16 @@ def test_solver_contract(solver):
         assert np.isclose(np.linalg.norm(topic.weights), 1.0)
         assert 0 < topic.certified_ratio <= 1
         assert topic.upper_bound >= topic.problem_value * (1 - 1e-12)
-    # remove deflation: disjoint supports
-    assert not set(first.components[0].indices) & set(first.components[1].indices)
+    if deflation == "remove":  # disjoint supports
+        assert not set(first.components[0].indices) & set(first.components[1].indices)
+    else:  # the second topic solved (I - x x^T) A (I - x x^T): x explains nothing there
+        x = np.zeros(A.shape[0])
+        x[first.components[0].indices] = first.components[0].weights
+        P = np.eye(A.shape[0]) - np.outer(x, x)
+        second = first.components[1]
+        y = np.zeros(A.shape[0])
+        y[second.indices] = second.weights
+        assert second.problem_value == pytest.approx(y @ P @ A @ P @ y, rel=1e-9)
 
 
 @pytest.mark.parametrize("solver", sorted(JOINT_SOLVERS))
