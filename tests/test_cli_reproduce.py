@@ -43,3 +43,24 @@ def test_a_bad_config_is_one_line_naming_the_key(tmp_path):
     assert line.startswith(f"Error: {bad.name}: ") or line.startswith(f"Error: {bad}: ")
     assert "k: must be an int >= 1, got 'ten'" in line
     assert not (tmp_path / "out").exists()
+
+
+def _rows_without_seconds(lines):
+    """Table rows of the markdown, with the (machine-dependent) seconds column dropped."""
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in lines if line.startswith("| ")]
+    col = rows[0].index("seconds")
+    return [row[:col] + row[col + 1:] for row in rows]
+
+
+def test_readme_table_is_the_tools_output(kos_mtx):
+    """The README's reproduced table was printed by the tool, not typed: regenerate and compare."""
+    readme = (CONFIGS.parent / "README.md").read_text(encoding="utf-8").splitlines()
+    start = readme.index("**Total explained variance of disjoint components (x^T A x on the "
+                         "original A)**")
+    ours = _rows_without_seconds(readme[start + 2:start + 8])
+    result = CliRunner().invoke(cli, ["reproduce", str(CONFIGS / "2015-tables2-3-kos.yaml"),
+                                      "--quiet"], catch_exceptions=False)
+    lines = result.stdout.splitlines()
+    begin = lines.index(readme[start])
+    assert _rows_without_seconds(lines[begin + 2:begin + 8]) == ours
