@@ -28,6 +28,7 @@ from spca_cli.corpus import FORMATS, MatrixInput, format_time, load_input, save_
 from spca_cli.corpus.summary import summarize
 from spca_cli.corpus.tokenize import WEIGHTINGS
 from spca_cli.errors import SpcaError, SpcaInputError, SpcaParameterError
+from spca_cli.files import atomic_output, atomic_write
 from spca_cli.progress import byte_progress, status, task_progress
 
 __all__ = ["cli", "ingest_options", "labels_option", "quiet_option", "load_from_options",
@@ -298,8 +299,6 @@ def _write_output(text, output):
     if output is None:
         click.echo(text, nl=False)
         return
-    from spca_cli.daily import atomic_write
-
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
         raise SpcaInputError(output, "the folder to write into does not exist")
@@ -522,7 +521,6 @@ def _plot_spectrum(values, path, *, title):
     ax.set_ylabel("lambda_i of A = S^T S")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    tmp = path + ".part"
-    fig.savefig(tmp, format="png", dpi=120)
+    with atomic_output(path) as fh:
+        fig.savefig(fh, format="png", dpi=120)
     plt.close(fig)
-    os.replace(tmp, path)

@@ -20,11 +20,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from spca_cli.files import TMP_PREFIX, atomic_write
 from spca_cli.errors import SpcaError, SpcaNoDocumentsError, SpcaParameterError
 from spca_cli.report import render_markdown, to_dict
 
@@ -32,7 +32,6 @@ __all__ = ["resolve_timezone", "resolve_day", "day_window", "DirLock", "atomic_w
            "run_daily", "DailyOutcome", "NEW_TOPIC_OVERLAP"]
 
 NEW_TOPIC_OVERLAP = 0.5
-_TMP_PREFIX = ".tmp-spca-"
 
 
 def resolve_timezone(name):
@@ -123,29 +122,8 @@ class DirLock:
         self.release()
 
 
-def atomic_write(path, text):
-    """Write ``text`` to ``path`` so that readers see the old file or the whole new one."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX, suffix=".part")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; reports are ordinary files
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def _remove_stale_temp_files(directory):
-    for leftover in Path(directory).glob(_TMP_PREFIX + "*"):
+    for leftover in Path(directory).glob(TMP_PREFIX + "*"):
         try:
             leftover.unlink()
         except OSError:

@@ -66,9 +66,7 @@ import json
 import logging
 import math
 import numbers
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -78,7 +76,8 @@ import scipy.sparse as sp
 import yaml
 from threadpoolctl import threadpool_limits
 
-from spca_cli.errors import SpcaError, SpcaInputError, SpcaParameterError
+from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.files import atomic_write
 from spca_cli.generate import (MatrixData, empirical_covariance, spiked_covariance, spiked_samples,
                                zipf_corpus)
 from spca_cli.report import to_dict
@@ -1148,25 +1147,6 @@ def _plot_png(config, doc):
     return out.getvalue()
 
 
-def _atomic_write(path, payload):
-    """Write ``payload`` (bytes or str) to ``path``: a temp file beside it, then os.replace."""
-    path = Path(path)
-    data = payload.encode("utf-8") if isinstance(payload, str) else payload
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-spca-", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def _plain(value):
     """A JSON-ready copy of ``value`` (tuples -> lists, dates -> ISO, numpy -> Python)."""
     if isinstance(value, dict):
@@ -1327,10 +1307,10 @@ def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
         out = Path(outdir)
         out.mkdir(parents=True, exist_ok=True)
         target = out / f"{config.stem}.{'json' if fmt == 'json' else 'md'}"
-        _atomic_write(target, text)
+        atomic_write(target, text)
         files.append(target)
         if png is not None:
             plot_path = out / (config.plot or f"{config.stem}.png")
-            _atomic_write(plot_path, png)
+            atomic_write(plot_path, png)
             files.append(plot_path)
     return text, files

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,6 +15,7 @@ import scipy.sparse as sp
 from spca_cli.corpus._io import check_file
 from spca_cli.corpus.core import Corpus
 from spca_cli.errors import SpcaInputError
+from spca_cli.files import atomic_output
 
 __all__ = ["save_corpus", "load_corpus", "FORMAT_VERSION"]
 
@@ -23,17 +23,10 @@ FORMAT_VERSION = 1
 _REQUIRED = ("data", "indices", "indptr", "shape", "vocabulary", "kind", "path", "options")
 
 
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def save_corpus(corpus, path):
     """Write ``corpus`` to ``path`` (.npz) atomically: a temporary file in the same folder,
     then ``os.replace``, so a reader never sees half a file and a failure leaves none."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
     S = corpus.S
     arrays = {
         "format_version": np.array(FORMAT_VERSION),
@@ -46,15 +39,8 @@ def save_corpus(corpus, path):
     if corpus.times is not None:
         arrays["times"] = np.asarray(corpus.times, dtype=np.int64)
         arrays["tz_offsets"] = np.asarray(corpus.tz_offsets, dtype=np.int32)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spca-", suffix=".npz.tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it normal permissions
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_output(path) as f:
+        np.savez(f, **arrays)
 
 
 def load_corpus(path):
