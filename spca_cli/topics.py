@@ -173,10 +173,15 @@ def run_topics(data, *, solver="spannogram", k=10, n_components=1, rank=2, defla
         cumulative += topic.explained_variance
         lam_sum += lam_i
         topic.cumulative_ratio = cumulative / lam_sum if lam_sum > 0 else 0.0
-        if topic.info.get("time_limited"):
-            notes.append(f"component {topic.index}: stopped at the time limit; the result is the "
-                         "best found so far and not certified exact on A_d")
+        said = any("time limit" in note for note in notes)  # the solver warned already
+        if topic.info.get("time_limited") and not said:
+            which = "all components" if joint else f"component {topic.index}"
+            exactness = " and not certified exact on A_d" if solver in ("spannogram",
+                                                                         "nonneg") else ""
+            notes.append(f"{which}: {solver} stopped at --time-limit; the result is the best "
+                         f"found so far{exactness}")
 
+    notes = list(dict.fromkeys(notes))  # a joint solver's note is shared by its components
     params = {"k": k, "components": n_components, "rank": rank,
               "deflation": None if joint else deflation, "seed": random_state}
     if time_limit is not None:

@@ -139,3 +139,22 @@ def test_every_command_has_help(command):
     result = invoke([command, "--help"])
     assert result.exit_code == 0
     assert "Example:" in result.output
+
+
+def test_iteration_and_time_limits_warn_on_stderr(tmp_path):
+    rng = np.random.default_rng(3)
+    V = rng.standard_normal((40, 6))
+    np.save(tmp_path / "A.npy", V @ V.T)
+    result = invoke(["topics", str(tmp_path / "A.npy"), "--solver", "tpower", "--max-iter", "1",
+                     "-k", "5", "-c", "1", "--format", "json"])
+    assert result.exit_code == 0
+    assert "Warning: TPower stopped at the iteration limit 1 before converging; increase " \
+           "--max-iter" in result.stderr
+    assert json.loads(result.stdout)["notes"][0].startswith("TPower stopped at the iteration")
+    result = invoke(["topics", str(tmp_path / "A.npy"), "--solver", "bipartite", "-k", "4",
+                     "-c", "3", "--samples", "100000000", "--time-limit", "0.2", "--format",
+                     "json"])
+    assert result.exit_code == 0
+    assert "time limit of 0.2 s reached" in result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["components"][0]["solver_info"]["time_limited"] is True

@@ -514,7 +514,7 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
         info["note"] = (f"stopped at the time limit ({time_limit:g} s) after {done} of {samples} "
                         "samples; the result is the best found so far")
         warnings.warn(f"bipartite: time limit of {time_limit:g} s reached after {done} of "
-                      f"{samples} samples; increase time_limit to try them all.",
+                      f"{samples} samples; increase --time-limit to try them all.",
                       ConvergenceWarning, stacklevel=2)
     return JointOutput(components=components, bounds=total_bounds(A, k, K, eigen), info=info)
 
