@@ -524,3 +524,51 @@ def _plot_spectrum(values, path, *, title):
     with atomic_output(path) as fh:
         fig.savefig(fh, format="png", dpi=120)
     plt.close(fig)
+
+
+# ---------------------------------------------------------------------- generate (hidden, dev)
+@cli.command(hidden=True)
+@click.option("--kind", type=click.Choice(["jsonl", "uci"]), default="jsonl", show_default=True,
+              help="Tweets as JSON lines, or a UCI docword file (+ vocab.NAME.txt beside it).")
+@click.option("--documents", type=click.IntRange(min=1), required=True, metavar="N")
+@click.option("--words", type=click.IntRange(min=2), required=True, metavar="W",
+              help="Vocabulary size, topic words included.")
+@click.option("--words-per-doc", type=click.IntRange(min=1), default=15, show_default=True,
+              metavar="L", help="Mean background tokens per document.")
+@click.option("--topics", type=click.IntRange(min=0), default=5, show_default=True, metavar="T",
+              help="Planted topics of 10 words (topicT_wordJ).")
+@click.option("--exponent", type=click.FloatRange(min=0), default=1.1, show_default=True,
+              help="Zipf exponent of the background words.")
+@click.option("--offset", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Zipf-Mandelbrot offset q: P(rank r) ~ (r + q)^-exponent.")
+@click.option("--topic-rate", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+              help="Share of documents about a topic.")
+@click.option("--topic-repeat", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Extra occurrences (Poisson mean) of each topic word present.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("-o", "--output", required=True, metavar="PATH",
+              help="NAME.jsonl, or docword.NAME.txt for --kind uci.")
+def generate(kind, documents, words, words_per_doc, topics, exponent, offset, topic_rate,
+             topic_repeat, seed, output):
+    """Write a seeded synthetic corpus with planted topics (for benchmarks and tests).
+
+    \b
+    Example:
+        spca generate --kind jsonl --documents 1000000 --words 50000 --seed 0 -o tweets.jsonl
+        spca generate --kind uci --documents 300000 --words 100000 --words-per-doc 248 \\
+            --exponent 1.0 --offset 20 --topic-repeat 2 -o docword.nyt.txt
+    """
+    from spca_cli.generate import write_corpus
+
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise SpcaInputError(output, "the folder to write into does not exist")
+    start = time.perf_counter()
+    out = write_corpus(output, kind, documents=documents, words=words,
+                       words_per_document=words_per_doc, topics=topics, exponent=exponent,
+                       offset=offset, topic_rate=topic_rate, topic_repeat=topic_repeat,
+                       seed=seed)
+    extra = f", {out.nonzeros:,} nonzeros" if out.nonzeros is not None else ""
+    click.echo(f"{out.documents:,} documents, {out.words:,} words, {out.tokens:,} tokens{extra}"
+               f" -> {out.path} ({out.bytes / 1e6:,.1f} MB, "
+               f"{time.perf_counter() - start:.1f} s)", err=True)

@@ -45,6 +45,9 @@ class Gram:
         if S is not None:
             if not (isinstance(S, sp.csr_array) and S.dtype == np.float64):
                 S = sp.csr_array(S, dtype=np.float64)
+            if not S.has_canonical_format:  # repeated (document, word) entries add up
+                S = S.copy()
+                S.sum_duplicates()
             self.n = S.shape[1]
         else:
             dense = np.ascontiguousarray(dense, dtype=np.float64)
@@ -101,9 +104,9 @@ class Gram:
         """diag(A) of the undeflated A, shared by all views."""
         if "diag" not in self._shared:
             if self.S is not None:
-                csc = self.documents_by_word()
-                cols = np.repeat(np.arange(self.n), np.diff(csc.indptr))
-                self._shared["diag"] = np.bincount(cols, weights=csc.data * csc.data,
+                # A_jj = sum_i S_ij^2; the CSR's column indices give j directly (S is in
+                # canonical form: no repeated entries)
+                self._shared["diag"] = np.bincount(self.S.indices, weights=self.S.data ** 2,
                                                    minlength=self.n)
             else:
                 self._shared["diag"] = np.diag(self.dense).copy()

@@ -25,7 +25,8 @@ __all__ = ["Eigen", "top_eigenpairs", "low_rank_factor", "DENSE_LIMIT"]
 
 DENSE_LIMIT = 1500
 _START_KEY = "eigen_start"  # where the Ritz vectors of the last call are kept (A._shared)
-_MAX_BLOCKS = 12  # basis size, in blocks, before a thick restart
+_EXTRA = 3  # block width beyond the p pairs asked for: clusters converge together
+_MAX_BLOCKS = 6  # basis size, in blocks, before a thick restart
 _MAX_PRODUCTS = 300  # block products before giving up on the tolerance (a warning is issued)
 
 
@@ -164,45 +165,56 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     Returns (values (p,), vectors (n, p), residual norms (p,), block products, Ritz block
     (n, b) to start the next call from).
     """
-    b = min(n, p + max(2, (p + 1) // 2))  # a few more than asked: clusters converge together
+    b = min(n, p + _EXTRA)  # a few more than asked: clusters converge together
     max_cols = min(n, max(_MAX_BLOCKS * b, 4 * b))
     W = rng.standard_normal((n, b))
     if start is not None and start.shape[0] == n and start.shape[1]:
         W = np.column_stack([start, W[:, :max(0, b - start.shape[1])]])
     W = _orthonormal(W, None, 1.0)
-    Q = np.empty((n, 0))
-    AQ = np.empty((n, 0))
+    # the basis and its image live in preallocated Fortran-order buffers: the first c columns
+    # are then one contiguous block for BLAS, and growing the basis copies nothing
+    width = max_cols + max(b, W.shape[1])
+    Qbuf = np.empty((n, width), order="F")
+    AQbuf = np.empty((n, width), order="F")
+    c = 0
     T = np.empty((0, 0))
     products = 0
     scale = 0.0
     while True:
         Z = matmat(W)
         products += 1
-        c = Q.shape[1]
-        Q = np.column_stack([Q, W])
-        AQ = np.column_stack([AQ, Z])
-        top = Q[:, :c].T @ Z  # (c, j) new columns of T
+        j = W.shape[1]
+        Qbuf[:, c:c + j] = W
+        AQbuf[:, c:c + j] = Z
+        top = Qbuf[:, :c].T @ Z  # (c, j) new columns of T
         corner = W.T @ Z
         T = np.block([[T, top], [top.T, 0.5 * (corner + corner.T)]])
+        c += j
+        Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
         # eigh returns ascending eigenvalues; reverse them to largest first
         theta, Y = np.linalg.eigh(T)
         theta, Y = theta[::-1], Y[:, ::-1]
         scale = max(scale, abs(theta[0]), 1e-300)
         q = min(b, len(theta))
-        Yb = Y[:, :q]
+        Yb = np.ascontiguousarray(Y[:, :q])
         V = Q @ Yb
         R = AQ @ Yb - V * theta[:q]
         res = np.linalg.norm(R, axis=0)
         done = np.all(res[:p] <= tol * scale)
         if done or products >= _MAX_PRODUCTS:
             break
-        if Q.shape[1] + b > max_cols:
+        if c + b > max_cols:
             keep = min(2 * b, len(theta))
-            Q, AQ = Q @ Y[:, :keep], AQ @ Y[:, :keep]
+            Yk = np.ascontiguousarray(Y[:, :keep])
+            Qbuf[:, :keep], AQbuf[:, :keep] = Q @ Yk, AQ @ Yk
+            c = keep
+            Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
             T = np.diag(theta[:keep])
-            V, R = Q[:, :q], R
-        W = _orthonormal(R, Q, scale)
-        if W.shape[1] == 0 or Q.shape[1] >= n:
+        # converged wanted pairs are locked: their residuals would only add noise and width
+        live = np.ones(q, dtype=bool)
+        live[:p] = res[:p] > tol * scale
+        W = _orthonormal(R[:, live], Q, scale)
+        if W.shape[1] == 0 or c >= n:
             break  # the basis holds an invariant subspace: the Ritz pairs are exact
     if not done and products >= _MAX_PRODUCTS:
         import warnings

@@ -11,7 +11,8 @@ import zlib
 
 from spca_cli.errors import SpcaInputError
 
-__all__ = ["check_file", "open_binary", "open_text", "first_bad_line", "decode_error", "Tracker"]
+__all__ = ["check_file", "open_binary", "open_text", "first_bad_line", "decode_error", "Tracker",
+           "is_gzip", "line_ranges"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -55,13 +56,40 @@ class Tracker:
             self.done = pos
 
 
+class _Range(io.RawIOBase):
+    """The bytes [start, stop) of an open binary file, as a stream that ends at ``stop``."""
+
+    def __init__(self, raw, start, stop):
+        raw.seek(start)
+        self.raw = raw
+        self.left = stop - start
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self.left <= 0:
+            return 0
+        view = memoryview(buffer)[:min(len(buffer), self.left)]
+        n = self.raw.readinto(view)
+        self.left -= n or 0
+        return n
+
+
 @contextlib.contextmanager
-def open_binary(path, progress=None):
-    """Yield (binary stream, Tracker); gzip is recognised by its magic bytes, not the name."""
+def open_binary(path, progress=None, *, byte_range=None):
+    """Yield (binary stream, Tracker); gzip is recognised by its magic bytes, not the name.
+
+    ``byte_range=(start, stop)`` reads only those bytes of an uncompressed file (the parallel
+    ingest gives each worker a range that starts and ends at a line boundary).
+    """
     check_file(path)
     raw = open(path, "rb")
     try:
-        stream = gzip.GzipFile(fileobj=raw, mode="rb") if _is_gzip(path) else raw
+        if byte_range is not None:
+            stream = io.BufferedReader(_Range(raw, *byte_range), buffer_size=1 << 20)
+        else:
+            stream = gzip.GzipFile(fileobj=raw, mode="rb") if _is_gzip(path) else raw
         try:
             yield stream, Tracker(raw, progress)
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
@@ -71,20 +99,45 @@ def open_binary(path, progress=None):
 
 
 @contextlib.contextmanager
-def open_text(path, progress=None, *, newline=None):
+def open_text(path, progress=None, *, newline=None, byte_range=None):
     """Yield (text stream, Tracker) decoding strict UTF-8 (a leading BOM is skipped).
 
     A UnicodeDecodeError inside the block becomes SpcaInputError naming the line of the first
-    undecodable byte (found by a second pass, only when it happens).
+    undecodable byte (found by a second pass, only when it happens). ``byte_range`` as for
+    :func:`open_binary`; a range that does not start the file has no BOM to skip.
     """
-    with open_binary(path, progress) as (stream, tracker):
-        text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="strict", newline=newline)
+    encoding = "utf-8" if byte_range is not None and byte_range[0] > 0 else "utf-8-sig"
+    with open_binary(path, progress, byte_range=byte_range) as (stream, tracker):
+        text = io.TextIOWrapper(stream, encoding=encoding, errors="strict", newline=newline)
         try:
             yield text, tracker
         except UnicodeDecodeError as exc:
             raise decode_error(path, exc) from None
         finally:
             text.detach()
+
+
+def is_gzip(path):
+    """True when ``path`` starts with the gzip magic bytes."""
+    return _is_gzip(path)
+
+
+def line_ranges(path, parts):
+    """Split an uncompressed file into up to ``parts`` byte ranges [start, stop) that begin
+    and end at line boundaries (each range holds whole lines)."""
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as f:
+        for i in range(1, parts):
+            pos = max(size * i // parts, cuts[-1])
+            f.seek(pos)
+            f.readline()  # finish the line this position falls in
+            pos = min(f.tell(), size)
+            if pos > cuts[-1]:
+                cuts.append(pos)
+    if cuts[-1] < size:
+        cuts.append(size)
+    return list(zip(cuts[:-1], cuts[1:]))
 
 
 def first_bad_line(path):

@@ -11,12 +11,14 @@ from spca_cli.errors import SpcaInputError
 __all__ = ["iter_text"]
 
 
-def iter_text(path, *, progress=None, meta=None, chunk_size=None):
+def iter_text(path, *, progress=None, meta=None, chunk_size=None, byte_range=None):
     """Chunks ``(lines, None, None)`` of a UTF-8 text file; the line ends stay on (they are
-    whitespace to the tokenizer), so an empty line still counts as a document."""
+    whitespace to the tokenizer), so an empty line still counts as a document.
+
+    ``byte_range=(start, stop)``: only those bytes (whole lines), for the parallel ingest."""
     chunk_size = chunk_size or tweets.CHUNK_DOCUMENTS
-    seen = False
-    with open_text(path, progress) as (f, tracker):
+    seen = byte_range is not None  # a range may be empty; the file as a whole is not
+    with open_text(path, progress, byte_range=byte_range) as (f, tracker):
         while True:
             lines = list(islice(f, chunk_size))
             tracker.update()

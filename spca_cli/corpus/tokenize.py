@@ -29,6 +29,7 @@ __all__ = [
     "Tokenizer",
     "make_analyzer",
     "VocabularyBuilder",
+    "merge_parts",
     "read_stopwords",
     "filter_words",
     "apply_weighting",
@@ -159,24 +160,55 @@ class VocabularyBuilder:
         """Column of ``word`` in the matrix :meth:`finish` returns before sorting, or -1."""
         return self._vocab.get(word, 1) - 2 if word else -1
 
+    def part(self):
+        """This builder's counts as plain arrays (picklable, for the parallel ingest):
+        ``(words, indptr, indices, data, n_documents)`` with words in id order (ids 0 and 1,
+        the separator and the empty token, left out) and int32 ids and counts."""
+        words = np.array(list(self._vocab)[2:], dtype=str)
+        indices = np.concatenate(self._indices) if self._indices else np.zeros(0, np.int32)
+        data = np.concatenate(self._data) if self._data else np.zeros(0, np.int32)
+        return words, np.concatenate(self._indptr), indices, data, self.n_documents
+
     def finish(self):
         """The counts (csr_array, float64) and the vocabulary, sorted alphabetically.
 
         Sorting (as CountVectorizer does) makes the column order independent of document order.
         """
-        words = np.array(list(self._vocab)[2:], dtype=str)
-        order = np.argsort(words, kind="stable")
-        new_id = np.zeros(len(words) + 2, dtype=np.int32)
-        new_id[order + 2] = np.arange(len(words), dtype=np.int32)
-        indices = np.concatenate(self._indices) if self._indices else np.zeros(0, np.int32)
-        S = sp.csr_array(
-            (np.concatenate(self._data).astype(np.float64) if self._data else np.zeros(0),
-             new_id[indices],
-             np.concatenate(self._indptr)),
-            shape=(self.n_documents, len(words)))
-        S.has_sorted_indices = False
-        S.sort_indices()
-        return S, words[order]
+        return merge_parts([self.part()])
+
+
+def merge_parts(parts):
+    """Stack the counts of several :meth:`VocabularyBuilder.part` results (documents in the
+    order given) into one csr_array (float64) over the union of their words, sorted
+    alphabetically, as one builder fed all the chunks would give.
+
+    ``parts`` is emptied as it is consumed, so each part's arrays can be freed early.
+    """
+    parts = list(parts)
+    vocabulary, inverse = np.unique(np.concatenate([p[0] for p in parts]) if parts
+                                    else np.zeros(0, dtype=str), return_inverse=True)
+    n_documents = sum(p[4] for p in parts)
+    nnz = sum(len(p[2]) for p in parts)
+    # int32 index arrays while they fit (as scipy itself picks), half the memory of int64
+    index_dtype = np.int32 if nnz < 2 ** 31 - 1 else np.int64
+    indptr = np.zeros(n_documents + 1, dtype=index_dtype)
+    indices = np.empty(nnz, dtype=np.int32)
+    data = np.empty(nnz, dtype=np.float64)
+    row = at = first_word = 0
+    while parts:
+        words, p_indptr, p_indices, p_data, n_docs = parts.pop(0)
+        new_id = np.zeros(len(words) + 2, dtype=np.int32)  # ids 0, 1: separator, empty token
+        new_id[2:] = inverse[first_word:first_word + len(words)]
+        first_word += len(words)
+        indices[at:at + len(p_indices)] = new_id[p_indices]
+        data[at:at + len(p_data)] = p_data
+        indptr[row + 1:row + n_docs + 1] = p_indptr[1:] + at
+        row += n_docs
+        at += len(p_indices)
+    S = sp.csr_array((data, indices, indptr), shape=(n_documents, len(vocabulary)))
+    S.has_sorted_indices = False
+    S.sort_indices()
+    return S, vocabulary
 
 
 def read_stopwords(stopwords):
@@ -234,9 +266,11 @@ def apply_weighting(S, weighting):
     if weighting == "count":
         return S
     if weighting == "binary":
-        S = S.copy()
-        S.data = (S.data != 0).astype(np.float64)
-        return S
+        # a new matrix sharing S's index arrays: only the data is new (S is not modified)
+        out = sp.csr_array(((S.data != 0).astype(np.float64), S.indices, S.indptr),
+                           shape=S.shape, copy=False)
+        out.has_sorted_indices = S.has_sorted_indices
+        return out
     if weighting == "tfidf":
         return sp.csr_array(TfidfTransformer().fit_transform(S), dtype=np.float64)
     raise SpcaParameterError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, "

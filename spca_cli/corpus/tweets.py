@@ -22,7 +22,7 @@ from spca_cli.corpus._io import open_text
 from spca_cli.corpus.times import TimeFormatError, parse_timestamps
 from spca_cli.errors import SpcaInputError
 
-__all__ = ["iter_csv", "iter_jsonl", "TIME_COLUMNS", "CHUNK_DOCUMENTS"]
+__all__ = ["iter_csv", "iter_jsonl", "first_fields", "TIME_COLUMNS", "CHUNK_DOCUMENTS"]
 
 logger = logging.getLogger(__name__)
 
@@ -198,22 +198,30 @@ def _fields_slow(path, objs, numbers, text_column, time_name):
 
 
 def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=None,
-               chunk_size=None):
+               chunk_size=None, byte_range=None, decided=None):
     """Chunks of a JSON-lines file: one object per line.
 
     The text is ``--text-column`` if given, else ``extended_tweet.full_text``, ``full_text`` or
     ``text``; objects without text (Twitter's delete notices, for instance) are skipped and
     counted in the log. The time is ``--time-column`` or ``created_at`` when the first object
     with text has it; from then on every object with text must have one.
+
+    ``byte_range=(start, stop)`` reads only those bytes (whole lines) of an uncompressed file,
+    for one worker of the parallel ingest. The first object with text may then lie in another
+    range, so the caller passes ``decided=(use_times, time_name)`` as :func:`first_fields`
+    found it; line numbers in messages count from the range start, and the number of skipped
+    objects goes to ``meta["skipped"]`` instead of the log.
     """
     meta = {} if meta is None else meta
     chunk_size = chunk_size or CHUNK_DOCUMENTS
     time_name = time_column
     use_times = None  # decided by the first object with text
+    if decided is not None:
+        use_times, time_name = decided
     skipped = 0
     seen_any = False
     first_line = 1
-    with open_text(path, progress) as (f, tracker):
+    with open_text(path, progress, byte_range=byte_range) as (f, tracker):
         while True:
             lines = list(islice(f, chunk_size))
             tracker.update()
@@ -245,6 +253,9 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
                 yield texts, epoch, offset
             else:
                 yield texts, None, None
+    if byte_range is not None:
+        meta["skipped"] = skipped
+        return
     if not seen_any:
         raise SpcaInputError(path, "file is empty")
     if use_times is None:
@@ -252,3 +263,23 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
         raise SpcaInputError(path, f"no object has a {field} field")
     if skipped:
         logger.warning("%s: skipped %d objects without text", path, skipped)
+
+
+def first_fields(path, *, text_column=None, time_column=None, max_lines=1000):
+    """``(use_times, time_name)`` as :func:`iter_jsonl` decides them from the first object with
+    text among the first ``max_lines`` lines, or None when that cannot be told cheaply (no such
+    object there, or a line that is not a JSON object)."""
+    with open_text(path) as (f, _):
+        for line in islice(f, max_lines):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                return None
+            if not isinstance(obj, dict):
+                return None
+            if _text_of(obj, text_column) is not None:
+                use_times = time_column is not None or "created_at" in obj
+                return use_times, ((time_column or "created_at") if use_times else None)
+    return None
