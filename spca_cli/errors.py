@@ -39,3 +39,8 @@ class SpcaParameterError(SpcaError, ValueError):
 class SpcaNoDocumentsError(SpcaInputError):
     """The filters (dates, ``--contains``) leave no documents; ``spca daily`` treats it as an
     empty day rather than a failure."""
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative method stopped at its iteration or time limit: the result is usable (and its
+    bounds valid) but may be worse than with more iterations or time."""

@@ -17,14 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import ConvergenceWarning, SpcaParameterError
 
 __all__ = ["SolverOutput", "JointOutput", "check_int", "check_float", "check_k", "finish_component",
            "leading_eigvec", "ConvergenceWarning"]
-
-
-class ConvergenceWarning(UserWarning):
-    """An iterative solver stopped at its iteration or time limit."""
 
 
 @dataclass
