@@ -10,7 +10,6 @@ line and what is wrong with it.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 __all__ = ["parse_docword", "OK", "BAD_LINE", "FULL"]
