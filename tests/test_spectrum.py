@@ -1,4 +1,4 @@
-"""The iterative eigensolver (LOBPCG, n > DENSE_LIMIT) against LAPACK on the same matrices."""
+"""The iterative eigensolver (ARPACK, n > DENSE_LIMIT) against LAPACK on the same matrices."""
 
 from __future__ import annotations
 
@@ -27,15 +27,13 @@ def gram():
 
 
 @pytest.mark.parametrize("p", [1, 3, 6])
-def test_lobpcg_matches_lapack(gram, p):
+def test_arpack_matches_lapack(gram, p):
     eigen = top_eigenpairs(gram, p)
     vals, vecs = _dense_top(gram, p)
     scale = vals[0]
-    trace = gram.diagonal().sum()  # the solver promises residuals <= 1e-10 trace(A)
     np.testing.assert_allclose(eigen.values, vals, rtol=0, atol=1e-9 * scale)
-    assert np.all(eigen.residuals <= 1e-10 * trace * 1.01)
-    # a random matrix has no gap after lambda_p (corpora do): more products than on a corpus
-    assert 0 < eigen.products <= 200
+    assert np.all(eigen.residuals <= 1e-9 * scale)
+    assert 0 < eigen.products <= 400
     # vectors: same up to sign where the eigenvalues are apart
     overlap = np.abs(np.sum(eigen.vectors * vecs, axis=0))
     gaps = np.abs(np.diff(np.r_[np.inf, vals, 0.0]))
@@ -62,12 +60,12 @@ def test_same_calls_same_bits(gram):
     assert np.array_equal(a.values, b.values) and np.array_equal(a.vectors, b.vectors)
 
 
-def test_about_twenty_block_products_on_a_real_corpus(kos_mtx):
+def test_few_products_on_a_real_corpus(kos_mtx):
     import scipy.io
 
     gram = Gram.from_documents(sp.csr_array(scipy.io.mmread(str(kos_mtx))))
     for p in (2, 4, 6):
         eigen = top_eigenpairs(gram, p)
-        assert eigen.products <= 30, (p, eigen.products)  # 16, 23, 28 here
+        assert eigen.products <= 60, (p, eigen.products)
         assert np.all(eigen.residuals <= 1e-9 * eigen.values[0])
     assert eigen.values[0] == pytest.approx(128220.32, rel=1e-7)
