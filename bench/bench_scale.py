@@ -18,7 +18,7 @@ counts numpy's allocations, unlike tracemalloc) belongs to that run alone:
 * ``end to end``: the real ``spca topics FILE -k 10 -c 5 --rank R --format json`` command (imports,
   parallel ingest, eigenpairs, solver, JSON), with its wall time and peak RSS from ``wait4``;
 * the stages of the same pipeline, timed one by one in one child: ``ingest`` (``read_corpus``,
-  as the CLI runs it), ``eigen`` (all ``top_eigenpairs`` calls, with the block products each
+  as the CLI runs it), ``eigen`` (all ``top_eigenpairs`` calls, with the products A x each
   used), ``eliminate + solve`` (the spannogram: its elimination passes are its enumeration, so
   they cannot be timed apart; the surviving words are shown) and ``report`` (the JSON document);
   peak RSS is the high-water mark of that child up to the end of the stage;
@@ -323,7 +323,7 @@ def measure(name, cache, rows):
         products = [c[1] for c in p["eigen_calls"]]
         worst = max(c[3] for c in p["eigen_calls"])
         rows.append((label, f"eigen ({len(products)} calls)", p["eigen"], "", p["topics_mb"],
-                     f"block products per call {products}; max residual/lambda_1 {worst:.0e}"))
+                     f"products A x per call {products}; max residual/lambda_1 {worst:.0e}"))
         rows.append((label, f"eliminate + solve (rank {rank})", p["solve"], "", p["topics_mb"],
                      f"surviving words per topic {p['surviving']}"))
         rows.append((label, "report (JSON)", p["report"], "", p["report_mb"], ""))
