@@ -9,6 +9,7 @@ so the default tries several and keeps the best.
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -286,7 +287,7 @@ def _check_warm_start(warm_start, n):
 
 
 def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
-           warm_start=None, random_state=0, local_search=True, **_ignored):
+           warm_start=None, random_state=0, local_search=True, time_limit=None, **_ignored):
     """Sparse PCA by the truncated power method (TPower), best of several starts.
 
     Each run is Algorithm 1 of Yuan and Zhang (2013): x <- A' x, keep the k largest |entries|
@@ -337,6 +338,9 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
         Seeds the random starts; pass an int for reproducible results across calls.
     local_search : bool, default=True
         Follow each run with the exact single-swap check; False gives plain Algorithm 1.
+    time_limit : float, optional
+        Seconds; checked between starts (the first start always finishes). Starts not run
+        are reported by a ConvergenceWarning and ``info["time_limited"]``.
 
     Returns
     -------
@@ -446,7 +450,14 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     results = {}  # name -> (support, value, products, converged, swaps)
     unconverged = []
     memo = {}
+    # the time limit is checked between starts: the first start always runs to the end
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     for name, make in starts.items():
+        if results and deadline is not None and time.perf_counter() > deadline:
+            warnings.warn(f"TPower stopped at --time-limit after {len(results)} of "
+                          f"{len(starts)} starts; the best of those is returned",
+                          ConvergenceWarning, stacklevel=2)
+            break
         idx, w, pre_iters, pre_ok = make()
         idx, w, lam, iters, ok, swaps = _tpower_local(ops, idx, w, k, max_iter, tol,
                                                       local_search, memo)
@@ -462,5 +473,6 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
             f"--max-iter (start{'s' if len(unconverged) > 1 else ''}: {', '.join(unconverged)})",
             ConvergenceWarning, stacklevel=2)
     info = {"init": best, "iterations": int(iters), "converged": bool(ok), "swaps": int(swaps),
-            "starts": {name: float(r[1]) for name, r in results.items()}}
+            "starts": {name: float(r[1]) for name, r in results.items()},
+            "time_limited": len(results) < len(starts)}
     return finish_component(A, idx, info=info)
