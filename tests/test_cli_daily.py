@@ -153,10 +153,21 @@ def test_yesterday_and_globs(airline_csv, tmp_path, monkeypatch):
     assert both.exit_code == 1 and "use just one of --date and --yesterday" in both.output
 
 
-def test_crontab_line_in_readme_is_valid():
-    readme = (os.path.dirname(__file__) + "/../README.md")
+def test_crontab_line_in_readme_works_as_written(airline_csv, tmp_path):
+    """The README's crontab line, run with its paths pointed at a test folder, succeeds."""
+    import shlex
+
+    readme = os.path.join(os.path.dirname(__file__), "..", "README.md")
     text = open(readme, encoding="utf-8").read()
     lines = [line for line in text.splitlines() if "spca daily " in line and line[:1].isdigit()]
     assert lines, "README shows no crontab line"
-    fields = lines[0].split()
-    assert len(fields) > 6 and "--out" in fields and "--quiet" in fields
+    fields = shlex.split(lines[0])
+    assert fields[5].endswith("/spca") and fields[6] == "daily"
+    args = fields[7:]
+    out, log = str(tmp_path / "topics"), str(tmp_path / "daily.log")
+    args = [str(airline_csv) if "*" in a else a for a in args]
+    args = [out if a == "/srv/topics" else log if a.endswith("daily.log") else a for a in args]
+    assert "--quiet" in args and "--yesterday" in args
+    result = run(args)
+    assert result.exit_code == 0 and result.output == ""
+    assert "status=ok" in open(log, encoding="utf-8").read()
