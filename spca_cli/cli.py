@@ -20,6 +20,8 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import shutil
+import sys
 import time
 
 import click
@@ -346,7 +348,10 @@ def topics(ctx, inputs, output_format, output, labels, quiet, **kwargs):
     if not quiet:
         for note in doc["notes"]:
             click.echo(f"Warning: {note}", err=True)
-    _write_output(render(doc, output_format), output)
+    # a table fills the terminal it is printed on; to a file or pipe it is 100 columns wide
+    width = (shutil.get_terminal_size((100, 24)).columns
+             if output is None and sys.stdout.isatty() else 100)
+    _write_output(render(doc, output_format, width=width), output)
 
 
 # ---------------------------------------------------------------------- daily
