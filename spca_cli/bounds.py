@@ -30,10 +30,21 @@ def single_bounds(A, k, eigen):
     * ``lambda_1``: dropping the sparsity constraint can only help.
     * ``top-k diagonal``: for PSD A and support I, lambda_max(A_I) <= trace(A_I) <= sum of the
       k largest diagonal entries.
+    * ``rank-1 + lambda_2``: the spannogram's data-dependent bound with d = 1, which costs
+      nothing once v_1 is known.
     """
     lam1 = float(eigen.values[0] + eigen.residuals[0])
     diag = A.diagonal()[A.active()]
-    return [(lam1, "lambda_1"), (_top_sum(diag, k), "top-k diagonal")]
+    out = [(lam1, "lambda_1"), (_top_sum(diag, k), "top-k diagonal")]
+    if len(eigen.values) >= 2:
+        # Lemma 3 of the 2013 paper with d = 1: OPT <= OPT_1 + lambda_2, and OPT_1 is exact and
+        # free (thresholding: lambda_1 times the k largest v1_i^2). The eigensolver's error
+        # enters to first order through the residuals (r_2 + 2 r_1), as for the spannogram.
+        v1_sq = eigen.vectors[:, 0] ** 2
+        opt1 = float(eigen.values[0] * _top_sum(v1_sq[A.active()], k))
+        slack = float(eigen.residuals[1] + 2.0 * eigen.residuals[0])
+        out.append((opt1 + float(eigen.values[1]) + slack, "rank-1 + lambda_2"))
+    return out
 
 
 def total_bounds(A, k, n_components, eigen):
