@@ -158,3 +158,18 @@ def test_iteration_and_time_limits_warn_on_stderr(tmp_path):
     assert "time limit of 0.2 s reached" in result.stderr
     doc = json.loads(result.stdout)
     assert doc["components"][0]["solver_info"]["time_limited"] is True
+
+
+def test_readme_shows_what_make_run_prints():
+    """The README's `make run` output is the tool's, not typed (widths and numbers included)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    makefile = (root / "Makefile").read_text(encoding="utf-8")
+    command = next(line.strip() for line in makefile.splitlines() if "spca topics" in line)
+    args = command.split()[2:]  # after "$(BIN)/spca topics"
+    result = CliRunner().invoke(cli, ["topics", *args], catch_exceptions=False)
+    printed = [line.rstrip() for line in result.stdout.splitlines()[1:]]  # after the title
+    readme = (root / "README.md").read_text(encoding="utf-8").splitlines()
+    start = readme.index(printed[0])
+    assert readme[start:start + len(printed)] == printed
