@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+from itertools import islice
 import os
 import zlib
 
@@ -115,6 +116,18 @@ def open_text(path, progress=None, *, newline=None, byte_range=None):
             raise decode_error(path, exc) from None
         finally:
             text.detach()
+
+
+def line_chunks(path, chunk_size, progress=None, *, byte_range=None):
+    """Lists of at most ``chunk_size`` lines of a UTF-8 text file (line ends kept), read lazily:
+    memory holds one chunk. Undecodable bytes raise SpcaInputError naming their line."""
+    with open_text(path, progress, byte_range=byte_range) as (f, tracker):
+        while True:
+            lines = list(islice(f, chunk_size))
+            tracker.update()
+            if not lines:
+                return
+            yield lines
 
 
 def is_gzip(path):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import islice
-
-from spca_cli.corpus._io import open_text
+from spca_cli.corpus._io import line_chunks
 from spca_cli.corpus import tweets
 from spca_cli.errors import SpcaInputError
 
@@ -18,13 +16,8 @@ def iter_text(path, *, progress=None, meta=None, chunk_size=None, byte_range=Non
     ``byte_range=(start, stop)``: only those bytes (whole lines), for the parallel ingest."""
     chunk_size = chunk_size or tweets.CHUNK_DOCUMENTS
     seen = byte_range is not None  # a range may be empty; the file as a whole is not
-    with open_text(path, progress, byte_range=byte_range) as (f, tracker):
-        while True:
-            lines = list(islice(f, chunk_size))
-            tracker.update()
-            if not lines:
-                break
-            seen = True
-            yield lines, None, None
+    for lines in line_chunks(path, chunk_size, progress, byte_range=byte_range):
+        seen = True
+        yield lines, None, None
     if not seen:
         raise SpcaInputError(path, "file is empty")

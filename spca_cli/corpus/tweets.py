@@ -18,7 +18,7 @@ import logging
 from html import unescape
 from itertools import islice
 
-from spca_cli.corpus._io import open_text
+from spca_cli.corpus._io import line_chunks, open_text
 from spca_cli.corpus.times import TimeFormatError, parse_timestamps
 from spca_cli.errors import SpcaInputError
 
@@ -221,38 +221,33 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
     skipped = 0
     seen_any = False
     first_line = 1
-    with open_text(path, progress, byte_range=byte_range) as (f, tracker):
-        while True:
-            lines = list(islice(f, chunk_size))
-            tracker.update()
-            if not lines:
-                break
-            seen_any = True
-            objs, numbers = _decode_lines(path, lines, first_line)
-            first_line += len(lines)
-            if use_times is None and objs:
-                first = next((o for o in objs if isinstance(o, dict)
-                              and _text_of(o, text_column) is not None), None)
-                if first is not None:
-                    use_times = time_name is not None or "created_at" in first
-                    time_name = (time_name or "created_at") if use_times else None
-                    meta.update(text_column=text_column or "text", time_column=time_name)
-            fields = _fields_fast(objs, text_column, time_name if use_times else None)
-            if fields is None:  # something is missing or odd: the careful loop says what
-                fields = _fields_slow(path, objs, numbers, text_column,
-                                      time_name if use_times else None)
-            texts, stamps, stamp_lines, n_skipped = fields
-            skipped += n_skipped
-            texts = list(map(unescape, texts))
-            if stamp_lines is None:
-                stamp_lines = numbers
-            if not texts:
-                continue
-            if use_times:
-                epoch, offset = _times(path, stamps, stamp_lines, time_name)
-                yield texts, epoch, offset
-            else:
-                yield texts, None, None
+    for lines in line_chunks(path, chunk_size, progress, byte_range=byte_range):
+        seen_any = True
+        objs, numbers = _decode_lines(path, lines, first_line)
+        first_line += len(lines)
+        if use_times is None and objs:
+            first = next((o for o in objs if isinstance(o, dict)
+                          and _text_of(o, text_column) is not None), None)
+            if first is not None:
+                use_times = time_name is not None or "created_at" in first
+                time_name = (time_name or "created_at") if use_times else None
+                meta.update(text_column=text_column or "text", time_column=time_name)
+        fields = _fields_fast(objs, text_column, time_name if use_times else None)
+        if fields is None:  # something is missing or odd: the careful loop says what
+            fields = _fields_slow(path, objs, numbers, text_column,
+                                  time_name if use_times else None)
+        texts, stamps, stamp_lines, n_skipped = fields
+        skipped += n_skipped
+        texts = list(map(unescape, texts))
+        if stamp_lines is None:
+            stamp_lines = numbers
+        if not texts:
+            continue
+        if use_times:
+            epoch, offset = _times(path, stamps, stamp_lines, time_name)
+            yield texts, epoch, offset
+        else:
+            yield texts, None, None
     if byte_range is not None:
         meta["skipped"] = skipped
         return
