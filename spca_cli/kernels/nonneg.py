@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from spca_cli.kernels._combinations import next_combination
+
 __all__ = ["pool_new", "pool_insert", "topk_positive", "constrained_top", "orth_complement",
            "exact_vertices", "epsnet_samples"]
 
@@ -151,21 +153,6 @@ def orth_complement(R, d):
     return np.ascontiguousarray(B[r:].T)
 
 
-@njit(cache=True)
-def _next_combination(comb, n):
-    """Advance ``comb`` (strictly increasing, values < n) to the next combination; False at end."""
-    s = comb.shape[0]
-    i = s - 1
-    while i >= 0 and comb[i] == n - s + i:
-        i -= 1
-    if i < 0:
-        return False
-    comb[i] += 1
-    for j in range(i + 1, s):
-        comb[j] = comb[j - 1] + 1
-    return True
-
-
 @njit(cache=True, inline="always")
 def _row_dot(V, i, c):
     # hand-written: numba sends 1-D ``@`` to BLAS, whose call overhead dwarfs a length-d dot
@@ -239,7 +226,7 @@ def constrained_top(W, thresh, c_out):
                         best = mu[d - size - 1]
                         c_out[:] = sg * c
                         found = True
-            if not _next_combination(comb, s):
+            if not next_combination(comb, comb.shape[0], s):
                 break
     return best if found else -1.0
 
@@ -383,7 +370,7 @@ def exact_vertices(V, rn2, J, k, max_vertices, pool_vals, pool_sets, pool_w, cou
                     _evaluate_support(V, rn2, I, cnt, pool_vals, pool_sets, pool_w, counts[1:])
             for t in range(d):
                 inJ[J[t]] = False
-        if not _next_combination(J, m + 1):
+        if not next_combination(J, J.shape[0], m + 1):
             return False
     return True
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from spca_cli.kernels._combinations import next_combination
+
 __all__ = ["spannogram_pass", "lambda_max_gram"]
 
 _EMPTY = np.uint64(0)
@@ -116,20 +118,6 @@ def lambda_max_gram(M, d):
         e = M[1, 1]
         return 0.5 * (a + e) + np.sqrt(0.25 * (a - e) * (a - e) + b * b)
     return np.linalg.eigvalsh(M)[d - 1]
-
-
-@njit(cache=True)
-def _next_comb(idx, r, lo, hi):
-    """Advance idx[0:r] (strictly increasing, values in [lo, hi)) to the next combination."""
-    i = r - 1
-    while i >= 0 and idx[i] == hi - r + i:
-        i -= 1
-    if i < 0:
-        return False
-    idx[i] += 1
-    for j in range(i + 1, r):
-        idx[j] = idx[j - 1] + 1
-    return True
 
 
 @njit(cache=True)
@@ -446,7 +434,7 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
                 if r == 0:
                     more = False
                 else:
-                    more = _next_comb(idx, r, i1 + 1, G)
+                    more = next_combination(idx, r, G)
             if overflow:
                 break
 
