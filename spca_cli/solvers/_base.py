@@ -125,6 +125,6 @@ def finish_component(A, indices, weights=None, *, bounds=(), info=None):
     indices, weights = indices[order], weights[order]
     if weights[0] < 0:  # sign rule: the largest-|weight| entry is positive
         weights = -weights
-    value = float(weights @ A.submatrix(indices) @ weights)
+    value = float(weights @ sub[np.ix_(order, order)] @ weights)  # no second submatrix
     return SolverOutput(indices=indices, weights=weights, value=value,
                         bounds=list(bounds), info=dict(info or {}))
