@@ -247,6 +247,10 @@ def topics_options(fn):
                      help="Seed for every random choice."),
         click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
                      metavar="SECONDS", help="Per component: return the best found so far."),
+        click.option("--eigensolver", type=click.Choice(["auto", "krylov", "arpack"]),
+                     default="auto", show_default=True,
+                     help="auto: dense LAPACK up to 1500 words, else krylov (warm-started "
+                          "block method, fewest passes over S); arpack: SciPy's eigsh."),
         click.option("--init", type=click.Choice(["auto", "top-variance", "top-k-variance",
                                                   "warm-start", "spannogram"]),
                      help="tpower: start vector [default: auto, several starts, best kept]."),
@@ -287,13 +291,14 @@ def _solver_options(solver, given):
 
 
 def compute_topics(data, *, solver, k, components, rank, deflation, seed, time_limit,
-                   seconds=None, **solver_given):
+                   eigensolver="auto", seconds=None, **solver_given):
     """Run the topics pipeline with the CLI's option names (shared by topics and daily)."""
     from spca_cli.topics import run_topics
 
     return run_topics(data, solver=solver, k=k, n_components=components, rank=rank,
                       deflation=deflation, random_state=seed, time_limit=time_limit,
-                      solver_options=_solver_options(solver, solver_given), seconds=seconds)
+                      solver_options=_solver_options(solver, solver_given), seconds=seconds,
+                      eigensolver=eigensolver)
 
 
 def _write_output(text, output):
@@ -309,7 +314,7 @@ def _write_output(text, output):
 
 def _topic_kwargs(kwargs):
     names = ("solver", "k", "components", "rank", "deflation", "seed", "time_limit",
-             *_SOLVER_SPECIFIC)
+             "eigensolver", *_SOLVER_SPECIFIC)
     return {name: kwargs.pop(name) for name in names}
 
 

@@ -62,6 +62,9 @@ def to_dict(result):
         doc["total_upper_bound"] = _round(ub)
         doc["total_bound_source"] = source
         doc["total_certified_ratio"] = _round(ratio)
+    if result.eigensolver:
+        doc["eigensolver"] = {key: (_round(v) if isinstance(v, float) else v)
+                              for key, v in result.eigensolver.items()}
     doc["seconds"] = {key: _round(v, 4) for key, v in result.seconds.items()}
     doc["notes"] = list(result.notes)
     return doc

@@ -60,6 +60,7 @@ class TopicsResult:
     seconds: dict
     total_bound: tuple | None = None
     notes: list = field(default_factory=list)
+    eigensolver: dict = field(default_factory=dict)
 
 
 def _gram_and_labels(data):
@@ -100,7 +101,8 @@ def _check_options(solver, A, k, n_components, rank, deflation):
 
 
 def run_topics(data, *, solver="spannogram", k=10, n_components=1, rank=2, deflation="remove",
-               random_state=0, time_limit=None, solver_options=None, seconds=None):
+               random_state=0, time_limit=None, solver_options=None, seconds=None,
+               eigensolver="auto"):
     """Find ``n_components`` sparse topics of ``data`` and certify each.
 
     Parameters
@@ -126,6 +128,10 @@ def run_topics(data, *, solver="spannogram", k=10, n_components=1, rank=2, defla
         Extra keyword arguments for the solver (e.g. ``init`` for tpower).
     seconds : dict, optional
         Timings measured before this call (e.g. ``{"ingest": 1.2}``), reported with ours.
+    eigensolver : {"auto", "krylov", "arpack", "dense"}, default="auto"
+        The ``method`` of :func:`~spca_cli.spectrum.top_eigenpairs` for every eigen step; what
+        ran, the sparse products with S it made per call and the worst residual are reported
+        in ``TopicsResult.eigensolver``.
 
     Returns
     -------
@@ -138,8 +144,15 @@ def run_topics(data, *, solver="spannogram", k=10, n_components=1, rank=2, defla
     joint = solver in JOINT_SOLVERS
     n_eig = max(rank + 1, n_components + 1, 2)
 
+    eigen_calls = []
+
+    def eigenpairs(A, p, start=None):
+        e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver)
+        eigen_calls.append(e)
+        return e
+
     t = time.perf_counter()
-    eigen0 = top_eigenpairs(A0, n_eig, random_state=random_state)
+    eigen0 = eigenpairs(A0, n_eig)
     seconds["eigen"] = time.perf_counter() - t
     seconds["solve"] = 0.0
     lam = eigen0.values
@@ -154,7 +167,7 @@ def run_topics(data, *, solver="spannogram", k=10, n_components=1, rank=2, defla
         else:
             topics, total_bound = _run_deflation(
                 solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
-                time_limit, solver_options, seconds, n_eig)
+                time_limit, solver_options, seconds, eigenpairs)
     for w in caught:
         notes.append(str(w.message))
 
@@ -187,11 +200,24 @@ def run_topics(data, *, solver="spannogram", k=10, n_components=1, rank=2, defla
     if time_limit is not None:
         params["time_limit"] = time_limit
     params.update({key: val for key, val in solver_options.items() if val is not None})
+    if eigensolver != "auto":
+        params["eigensolver"] = eigensolver
     return TopicsResult(
         solver=solver, params=params, input=summary,
         eigenvalues=[float(v) for v in lam[:max(n_components, rank + 1)]],
         components=topics, total_explained_variance=float(sum(t.explained_variance for t in topics)),
-        seconds=seconds, total_bound=total_bound, notes=notes)
+        seconds=seconds, total_bound=total_bound, notes=notes,
+        eigensolver=_eigensolver_summary(eigen_calls))
+
+
+def _eigensolver_summary(calls):
+    """What the eigen steps cost: method(s), sparse products with S per call, worst residual."""
+    methods = list(dict.fromkeys(e.method for e in calls))
+    worst = max(float(np.max(e.residuals) / e.values[0]) if e.values[0] > 0 else 0.0
+                for e in calls)
+    return {"method": "/".join(methods), "calls": len(calls),
+            "sparse_products": [e.sparse_products for e in calls],
+            "max_relative_residual": worst}
 
 
 def _make_topic(index, A0, out, labels, bound_list, *, problem_value=None):
@@ -206,7 +232,7 @@ def _make_topic(index, A0, out, labels, bound_list, *, problem_value=None):
 
 
 def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
-                   time_limit, solver_options, seconds, n_eig):
+                   time_limit, solver_options, seconds, eigenpairs):
     solve = SOLVERS[solver]
     A, eigen = A0, eigen0
     topics = []
@@ -215,8 +241,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             t = time.perf_counter()
             # the deflated view's leading eigenvectors are close to the last Ritz block: start
             # there, a few block products instead of about ten from a random block
-            eigen = top_eigenpairs(A, max(rank + 1, 2), random_state=random_state,
-                                   start=eigen.basis)
+            eigen = eigenpairs(A, max(rank + 1, 2), start=eigen.basis)
             seconds["eigen"] += time.perf_counter() - t
         options = dict(solver_options)
         t = time.perf_counter()

@@ -173,3 +173,30 @@ def test_readme_shows_what_make_run_prints():
     readme = (root / "README.md").read_text(encoding="utf-8").splitlines()
     start = readme.index(printed[0])
     assert readme[start:start + len(printed)] == printed
+
+
+def test_eigensolver_report_and_choice():
+    """The bundled KOS sample (6,906 words) takes the warm-started block path: about 20 sparse
+    products with S for the first eigen step, fewer after; ARPACK gives the same topics and
+    bounds within the residuals, with about three times the products."""
+    from pathlib import Path
+
+    sample = str(Path(__file__).resolve().parent.parent / "data_samples" /
+                 "docword.kos-sample.txt.gz")
+    krylov = topics_json([sample, "-k", "8", "-c", "3"])
+    arpack = topics_json([sample, "-k", "8", "-c", "3", "--eigensolver", "arpack"])
+    info = krylov["eigensolver"]
+    assert info["method"] == "krylov" and info["calls"] == 3
+    assert info["sparse_products"][0] <= 24
+    assert info["max_relative_residual"] <= 1e-8
+    assert "eigensolver" not in krylov["params"]
+    assert arpack["eigensolver"]["method"] == "arpack"
+    assert arpack["params"]["eigensolver"] == "arpack"
+    assert sum(arpack["eigensolver"]["sparse_products"]) > 2 * sum(info["sparse_products"])
+    lam1 = krylov["eigenvalues"][0]
+    for a, b in zip(krylov["components"], arpack["components"]):
+        assert a["words"] == b["words"]
+        assert a["upper_bound"] == pytest.approx(b["upper_bound"], abs=1e-7 * lam1)
+    assert krylov["components"][0]["words"][:3] == ["bush", "november", "kerry"]
+    bad = invoke(["topics", sample, "--eigensolver", "lanczos"])
+    assert bad.exit_code == 2 and "'lanczos' is not one of" in bad.output
