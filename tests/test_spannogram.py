@@ -224,10 +224,52 @@ def test_projection_view():
 def test_refuses_too_many_candidates():
     A = Gram.from_dense(np.eye(30) + 0.01)
     with pytest.raises(SpcaParameterError, match=(
-            r"^rank 3 with k=4 leaves \d+ words after elimination: [0-9.e+]+ candidate supports "
+            r"^rank 3 with k=4 leaves (at least )?\d+ words after elimination: (at least )?"
+            r"[0-9.e+]+ candidate supports "
             r"would not finish; use a smaller --rank, or --time-limit SECONDS to get the best "
             r"found in that time$")):
         spannogram(A, 4, eigen=top_eigenpairs(A, 4), rank=3, max_candidates=100)
+
+
+def test_hopeless_rank_is_refused_before_any_pass(monkeypatch):
+    """Rank 5 on a full-rank 300-word matrix: the floor on the last pass's size says no at once
+    (the passes used to run half a minute before the same refusal)."""
+    module = importlib.import_module("spca_cli.solvers.spannogram")
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("an elimination pass ran")
+
+    monkeypatch.setattr(module._Pass, "run", no_pass)
+    M = np.random.default_rng(0).random((300, 300))
+    A = Gram.from_dense(M @ M.T)
+    with pytest.raises(SpcaParameterError, match=r"^rank 5 with k=10 leaves at least 300 words "
+                                                 r"after elimination: at least 3\.1e\+11 "
+                                                 r"candidate supports would not finish"):
+        spannogram(A, 10, eigen=top_eigenpairs(A, 6), rank=5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_early_refusal_agrees_with_the_passes(seed, monkeypatch):
+    """Whatever the budget, the floor refuses only what the passes themselves would refuse."""
+    module = importlib.import_module("spca_cli.solvers.spannogram")
+    rs = np.random.RandomState(seed)
+    n, d = 60, 3
+    X = rs.randn(n, d) * np.r_[3.0, 2.0, 1.0] + 0.3 * rs.randn(n, d) * (rs.rand(n, 1) < 0.2)
+    A = Gram.from_dense(X @ X.T + 1e-3 * np.eye(n))
+    eigen = top_eigenpairs(A, d + 1)
+
+    def outcome(budget):
+        try:
+            return sorted(spannogram(A, 5, eigen=eigen, rank=d, max_candidates=budget).indices)
+        except SpcaParameterError as exc:
+            assert "would not finish" in str(exc)
+            return "refused"
+
+    budgets = [10, 300, 3_000, 30_000, 300_000]
+    with_floor = [outcome(b) for b in budgets]
+    monkeypatch.setattr(module, "_fewest_classes", lambda *args, **kwargs: 0)
+    assert with_floor == [outcome(b) for b in budgets]
+    assert "refused" in with_floor and with_floor[-1] != "refused"  # both kinds are seen
 
 
 @pytest.mark.parametrize("limit", [1e-4, 0.3])

@@ -212,9 +212,37 @@ class _Pass:
         return out
 
 
-def _refusal(d, k, words, points):
-    return (f"rank {d} with k={k} leaves {words} words after elimination: {points:.1e} candidate "
-            f"supports would not finish; use a smaller --rank, or --time-limit SECONDS to get the "
+def _fewest_classes(Vc, norms, mult, k, tol, rng, tries=64):
+    """A lower bound on the classes the last elimination pass will hold, before any pass.
+
+    tau_G = min over unit c of the k-th largest |V_j c| (all classes) is at most that k-th
+    largest at any particular c, so a few directions (the axes and seeded random ones) give
+    U >= tau_G >= tau_m for every pass m. The loop stops at an m holding every class with
+    norm >= tau_m - 4 tol, hence at least every class with norm >= U - 4 tol: when that many
+    classes already cost more intersection points than allowed, the passes cannot finish
+    within the budget, and saying so at once saves them (half a minute for rank 5 on a
+    300-word full-rank matrix).
+    """
+    d = Vc.shape[1]
+    directions = np.vstack([np.eye(d), rng.standard_normal((tries, d))])
+    directions /= np.linalg.norm(directions, axis=1)[:, None]
+    upper = np.inf
+    for c in directions:
+        amp = np.abs(Vc @ c)
+        order = np.argsort(-amp, kind="stable")
+        # the k-th largest over words: classes count with their multiplicity
+        reach = np.searchsorted(np.cumsum(mult[order]), k)
+        if reach < len(order):
+            upper = min(upper, float(amp[order[reach]]))
+    if not np.isfinite(upper):
+        return 0  # fewer than k words: nothing to say
+    return int(np.sum(norms >= upper - 4.0 * tol))
+
+
+def _refusal(d, k, words, points, floor=False):
+    least = "at least " if floor else ""
+    return (f"rank {d} with k={k} leaves {least}{words} words after elimination: {least}"
+            f"{points:.1e} candidate supports would not finish; use a smaller --rank, or --time-limit SECONDS to get the "
             f"best found in that time")
 
 
@@ -398,6 +426,11 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     runner = _Pass((Vc, norms, mult, off, pre, pre_off), d, k, signed, tol, gap,
                    nthreads=max(1, min(2, _n_threads())))
     cum_words = off[1:]
+    if eliminate and deadline is None and d >= 2:
+        m_floor = _fewest_classes(Vc, norms, mult, k, tol, rng)
+        if m_floor and _n_points(m_floor, d, signed) > max_candidates:
+            raise SpcaParameterError(_refusal(d, k, int(cum_words[m_floor - 1]),
+                                              _n_points(m_floor, d, signed), floor=True))
 
     # ---------------------------------------------------------------- elimination (Algorithm 3)
     total_points = 0
