@@ -19,8 +19,9 @@ counts numpy's allocations, unlike tracemalloc) belongs to that run alone:
   parallel ingest, eigenpairs, solver, JSON), with its wall time and peak RSS from ``wait4``;
 * the stages of the same pipeline, timed one by one in one child: ``ingest`` (``read_corpus``,
   as the CLI runs it), ``eigen`` (all ``top_eigenpairs`` calls, with the sparse products with
-  S each used, and the first call again on ARPACK for comparison), ``eliminate + solve`` (the spannogram: its elimination passes are its enumeration, so
-  they cannot be timed apart; the surviving words are shown) and ``report`` (the JSON document);
+  S each used, and the first call again on ARPACK for comparison), ``eliminate + solve``
+  (the spannogram: its elimination passes are its enumeration, so they cannot be timed apart;
+  the surviving words are shown) and ``report`` (the JSON document);
   peak RSS is the high-water mark of that child up to the end of the stage;
 * ``read`` / ``tokenise`` / ``build S``: a second child reads the same file serially with a
   stopwatch around each step (the real ingest overlaps them in two worker processes);

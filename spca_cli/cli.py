@@ -250,7 +250,8 @@ def topics_options(fn):
         click.option("--eigensolver", type=click.Choice(["auto", "krylov", "arpack"]),
                      default="auto", show_default=True,
                      help="auto: dense LAPACK up to 1500 words, else krylov (warm-started "
-                          "block method, fewest passes over S); arpack: SciPy's eigsh."),
+                          "block method, fewest passes over S) for up to 12 eigenpairs, else "
+                          "arpack (SciPy's eigsh)."),
         click.option("--init", type=click.Choice(["auto", "top-variance", "top-k-variance",
                                                   "warm-start", "spannogram"]),
                      help="tpower: start vector [default: auto, several starts, best kept]."),
@@ -486,12 +487,12 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, **ingest_kwargs):
         spca spectrum docword.kos.txt.gz --top 10 --plot kos-spectrum.png
     """
     from spca_cli.matrix import Gram
-    from spca_cli.spectrum import top_eigenpairs
+    from spca_cli.spectrum import single_call_method, top_eigenpairs
 
     data = load_from_options(inputs, labels=labels, quiet=quiet, **ingest_kwargs)
     gram = Gram.from_dense(data.A) if isinstance(data, MatrixInput) else Gram.from_documents(data.S)
     with status("Computing eigenvalues", quiet=quiet):
-        eigen = top_eigenpairs(gram, top)
+        eigen = top_eigenpairs(gram, top, method=single_call_method(gram))
     values = [float(v) for v in eigen.values]
     total = float(gram.diagonal().sum())  # trace(A) = sum of all eigenvalues
     if plot:

@@ -65,6 +65,13 @@ def test_deflated_views(gram):
     _assert_matches_lapack(top_eigenpairs(projected, 3, start=first.basis), projected, 3, 1e-8)
 
 
+def test_auto_takes_arpack_for_many_pairs(gram):
+    eigen = top_eigenpairs(gram, spectrum.KRYLOV_MAX_PAIRS + 1)
+    assert eigen.method == "arpack"
+    _assert_matches_lapack(eigen, gram, spectrum.KRYLOV_MAX_PAIRS + 1, 1e-8)
+    assert top_eigenpairs(gram, spectrum.KRYLOV_MAX_PAIRS).method == "krylov"
+
+
 def test_fallback_to_arpack_when_the_block_method_runs_out(gram, monkeypatch):
     monkeypatch.setattr(spectrum, "_MAX_PRODUCTS", 2)
     eigen = top_eigenpairs(gram, 3)

@@ -8,7 +8,7 @@ from spca_cli.corpus.core import Corpus
 from spca_cli.corpus.times import format_time
 from spca_cli.corpus.tokenize import document_frequency
 from spca_cli.matrix import Gram
-from spca_cli.spectrum import top_eigenpairs
+from spca_cli.spectrum import single_call_method, top_eigenpairs
 
 __all__ = ["summarize", "top_words"]
 
@@ -49,6 +49,7 @@ def summarize(data, *, top=10, n_eigenvalues=5):
                "top_words": []}
     values = []
     if n_eigenvalues > 0 and gram.n > 0:
-        values = [float(v) for v in top_eigenpairs(gram, n_eigenvalues).values]
+        eigen = top_eigenpairs(gram, n_eigenvalues, method=single_call_method(gram))
+        values = [float(v) for v in eigen.values]
     out["eigenvalues"] = values
     return out

@@ -242,8 +242,8 @@ def _fewest_classes(Vc, norms, mult, k, tol, rng, tries=64):
 def _refusal(d, k, words, points, floor=False):
     least = "at least " if floor else ""
     return (f"rank {d} with k={k} leaves {least}{words} words after elimination: {least}"
-            f"{points:.1e} candidate supports would not finish; use a smaller --rank, or --time-limit SECONDS to get the "
-            f"best found in that time")
+            f"{points:.1e} candidate supports would not finish; use a smaller --rank, or "
+            f"--time-limit SECONDS to get the best found in that time")
 
 
 def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_limit=None,
