@@ -267,7 +267,12 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     max_cols = min(n, max(_MAX_BLOCKS * b, 4 * b))
     W = rng.standard_normal((n, b))
     if start is not None and start.shape[1]:
-        W = np.column_stack([start[:, :b], W[:, :max(0, b - start.shape[1])]])
+        # the warm block always gets ``_EXTRA`` random columns on top: old Ritz vectors alone
+        # can be (numerically) orthogonal to an eigenvector of the deflated view, which the
+        # Krylov space then never finds while the others' residuals look converged (seen on
+        # two disjoint vocabularies); random columns reach every eigenvector.
+        warm = start[:, :b]
+        W = np.column_stack([warm, W[:, :max(_EXTRA, b - warm.shape[1])]])
     W = _orthonormal(W, None, 1.0)
     # the basis and its image live in preallocated Fortran-order buffers: the first c columns
     # are then one contiguous block for BLAS, and growing the basis copies nothing

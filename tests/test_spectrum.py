@@ -65,6 +65,26 @@ def test_deflated_views(gram):
     _assert_matches_lapack(top_eigenpairs(projected, 3, start=first.basis), projected, 3, 1e-8)
 
 
+def test_warm_start_does_not_miss_an_eigenvector_the_old_block_cannot_see():
+    """Two disjoint vocabularies: after most words of the first are removed, the deflated view's
+    third eigenvalue has an eigenvector the first call's Ritz block is (numerically) orthogonal
+    to. A start made of that block alone missed it (69.0132 for 69.0466) with every residual
+    small; the random columns added to a warm block find it."""
+    def block(m, n, scale, seed):
+        S = sp.random(m, n, density=0.02, random_state=np.random.default_rng(seed), format="csr")
+        S.data[:] = scale
+        return S
+
+    S = sp.csr_array(sp.block_diag([block(2000, 1000, 1.0, 9), block(600, 1000, 0.5, 109)]))
+    gram = Gram.from_documents(S)
+    first = top_eigenpairs(gram, 6)
+    view = gram.remove(np.argsort(-gram.diagonal()[:1000])[:600])
+    warm = top_eigenpairs(view, 3, start=first.basis)
+    vals, _ = _dense_top(view, 3)
+    np.testing.assert_allclose(warm.values, vals, rtol=0, atol=1e-8 * vals[0])
+    assert vals[2] == pytest.approx(69.0466, abs=1e-4)
+
+
 def test_auto_takes_arpack_for_many_pairs(gram):
     eigen = top_eigenpairs(gram, spectrum.KRYLOV_MAX_PAIRS + 1)
     assert eigen.method == "arpack"
