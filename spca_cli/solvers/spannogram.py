@@ -226,16 +226,19 @@ def _fewest_classes(Vc, norms, mult, k, tol, rng, tries=64):
     d = Vc.shape[1]
     directions = np.vstack([np.eye(d), rng.standard_normal((tries, d))])
     directions /= np.linalg.norm(directions, axis=1)[:, None]
-    upper = np.inf
-    for c in directions:
-        amp = np.abs(Vc @ c)
-        order = np.argsort(-amp, kind="stable")
-        # the k-th largest over words: classes count with their multiplicity
-        reach = np.searchsorted(np.cumsum(mult[order]), k)
-        if reach < len(order):
-            upper = min(upper, float(amp[order[reach]]))
-    if not np.isfinite(upper):
+    if int(mult.sum()) < k:
         return 0  # fewer than k words: nothing to say
+    amp = np.abs(directions @ Vc.T)  # (directions, classes): each row contiguous
+    # the k-th largest over words, classes counted with their multiplicity, is reached within
+    # the k largest classes (each holds at least one word): select those, then sort only them
+    top = min(k, len(mult))
+    idx = np.argpartition(-amp, top - 1, axis=1)[:, :top]
+    vals = np.take_along_axis(amp, idx, axis=1)
+    order = np.argsort(-vals, axis=1)
+    vals = np.take_along_axis(vals, order, axis=1)
+    words = np.cumsum(mult[np.take_along_axis(idx, order, axis=1)], axis=1)
+    reach = np.argmax(words >= k, axis=1)  # first class where the count of words reaches k
+    upper = float(vals[np.arange(len(vals)), reach].min())
     return int(np.sum(norms >= upper - 4.0 * tol))
 
 
