@@ -37,6 +37,7 @@ accuracy whichever path ran.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import warnings
@@ -168,9 +169,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     if not done:
         # rare (no gap after lambda_p within the budget): the library's Lanczos takes over
         fallback = _arpack(A, p, rng, tol)
-        return Eigen(values=fallback.values, vectors=fallback.vectors,
-                     residuals=fallback.residuals, products=products + fallback.products,
-                     method="arpack", basis=fallback.vectors)
+        return dataclasses.replace(fallback, products=products + fallback.products)
     return Eigen(values=np.maximum(vals, 0.0), vectors=_sign_fix(vecs), residuals=residuals,
                  products=products, method="krylov", basis=ritz)
 
