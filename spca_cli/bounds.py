@@ -12,9 +12,23 @@ extreme eigenvalue Lanczos converges to (Bauer-Fike for symmetric matrices).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
-__all__ = ["single_bounds", "total_bounds", "tightest", "certified_ratio"]
+from spca_cli.kernels.rowbound import offdiag_top_sums
+
+__all__ = ["single_bounds", "total_bounds", "tightest", "certified_ratio", "RowModel",
+           "RowBound", "weighted_row_bound", "ROW_BOUND_SOURCE"]
+
+ROW_BOUND_SOURCE = "weighted row sums"
+
+# Relative slack added to every computed row bound: a sum of k rounded nonnegative terms is
+# within k * 2^-52 of the exact sum, so (1 + 64 k eps) keeps the bound above the real number.
+_ROUNDING = 64 * np.finfo(float).eps
+
+# Steps without a relative gain of rtol after which the weight iteration stops.
+_STALL = 10
 
 
 def _top_sum(values, count):
@@ -84,3 +98,148 @@ def certified_ratio(value, bound, *, rtol=1e-9):
     if ratio > 1.0 + rtol:
         raise RuntimeError(f"upper bound {bound!r} is below the attained value {value!r}")
     return float(min(max(ratio, 0.0), 1.0))
+
+
+# ---------------------------------------------------------------------- weighted row-sum bound
+class RowModel:
+    """|A'| restricted to the words that can matter, in the form the row-bound kernels take.
+
+    Only words that are active in the view and have A'_ii > 0 are kept (a PSD matrix has a zero
+    row wherever its diagonal is zero). Exact rows are kept for the ``exact_rows`` words of
+    largest diagonal (the set H, formed as A'[:, H] from sparse columns of S, never densely);
+    a pair of words outside H is bounded by Cauchy-Schwarz, |A'_ij| <= sqrt(A'_ii A'_jj).
+
+    Attributes
+    ----------
+    words : ndarray of int64, shape (m,)
+        Word indices of the view, in increasing order.
+    diag : ndarray of float64, shape (m,)
+        A'_ii of those words.
+    CT, hpos, hrow : ndarray
+        The exact rows and the position maps of :mod:`spca_cli.kernels.rowbound`.
+    """
+
+    def __init__(self, words, diag, CT, hpos, hrow):
+        self.words, self.diag, self.CT, self.hpos, self.hrow = words, diag, CT, hpos, hrow
+        self.sqd = np.sqrt(diag)
+
+    @classmethod
+    def of(cls, A, *, exact_rows=512, words=None):
+        """The model of a :class:`~spca_cli.matrix.Gram` view (all its words, or ``words``)."""
+        diag_all = A.diagonal()
+        if words is None:
+            words = np.flatnonzero(A.active() & (diag_all > 0))
+        words = np.asarray(words, dtype=np.int64)
+        diag = diag_all[words]
+        h = min(words.size, int(exact_rows))
+        in_h = np.sort(np.argsort(-diag, kind="stable")[:h])
+        cols = np.abs(A.columns(words[in_h]))[words]  # (m, h)
+        hpos = np.full(words.size, -1, dtype=np.int64)
+        hpos[in_h] = np.arange(h)
+        return cls(words, diag, np.ascontiguousarray(cols.T), hpos, in_h.astype(np.int64))
+
+    @property
+    def size(self):
+        return self.words.size
+
+    @property
+    def is_exact(self):
+        """True when every row is exact (no Cauchy-Schwarz entries)."""
+        return self.hrow.size == self.words.size
+
+    def top_sums(self, v, count):
+        """For each word i: the sum of the ``count`` largest |A'_ij| v_j over j != i."""
+        return offdiag_top_sums(self.CT, self.hpos, self.hrow, self.sqd,
+                                np.ascontiguousarray(v, dtype=np.float64), int(count))
+
+    def restrict(self, keep):
+        """The model on the words where the boolean ``keep`` (shape (m,)) is True."""
+        keep = np.asarray(keep, dtype=bool)
+        new_pos = np.cumsum(keep) - 1
+        kept_h = keep[self.hrow]
+        hrow = new_pos[self.hrow[kept_h]]
+        CT = np.ascontiguousarray(self.CT[kept_h][:, keep])
+        hpos = np.full(int(keep.sum()), -1, dtype=np.int64)
+        hpos[hrow] = np.arange(hrow.size)
+        return RowModel(self.words[keep], self.diag[keep], CT, hpos, hrow.astype(np.int64))
+
+    def dense(self):
+        """|A'| on the model's words as a dense (m, m) array; only for an exact model."""
+        if not self.is_exact:
+            raise ValueError("dense() needs every row exact")
+        return np.ascontiguousarray(self.CT[self.hpos])
+
+
+@dataclass
+class RowBound:
+    """The best weighted row bound found: OPT <= ``value`` for every support of ``k`` words.
+
+    Attributes
+    ----------
+    value : float
+        min over the weights tried of U(w) = max_i T(w)_i / w_i (rounding slack included).
+    weights : ndarray, shape (m,)
+        The weights w (on the model's words) that gave ``value``.
+    ratios : ndarray, shape (m,)
+        T(w)_i / w_i at those weights.
+    iterations : int
+        Steps of w <- T(w) / max T(w) taken.
+    totals : dict
+        C -> an upper bound on the total of C topics with disjoint supports (the sum of the C
+        largest ratios, minimised over the weights tried).
+    """
+
+    value: float
+    weights: np.ndarray
+    ratios: np.ndarray
+    iterations: int
+    totals: dict = field(default_factory=dict)
+
+
+def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-7, totals=(), start=None):
+    """Upper bound OPT = max_{|I| = k} lambda_max(A'_I) <= U(w) for every w > 0.
+
+    For any support I and weights w > 0, with D = diag(w_I) (a similarity),
+    lambda_max(A'_I) <= rho(|A'_I|) = rho(D^-1 |A'_I| D) <= ||D^-1 |A'_I| D||_inf
+    = max_{i in I} sum_{j in I} |A'_ij| w_j / w_i <= max_i T(w)_i / w_i =: U(w), where
+    T(w)_i = A'_ii w_i + (sum of the k-1 largest |A'_ij| w_j, j != i): the sum over I has k - 1
+    off-diagonal terms. (The first step is Perron-Frobenius: |lambda(A'_I)| <= rho(|A'_I|).)
+    w = 1 is Gershgorin's bound; the nonlinear power iteration w <- T(w) / max T(w) lowers it,
+    and the smallest U(w) seen is returned. It stops when U is within ``rtol`` of
+    min_i T(w)_i / w_i (how far the iteration could still go) or after ``max_iter`` steps.
+
+    Disjoint supports I_1..I_C each attain their bound at a word of their own, so their total
+    is at most the sum of the C largest ratios T(w)_i / w_i: for every C in ``totals`` that sum
+    is minimised over the same iterates.
+    """
+    k = int(k)
+    diag = model.diag
+    if model.size == 0:
+        return RowBound(0.0, np.zeros(0), np.zeros(0), 0, {int(c): 0.0 for c in totals})
+    w = np.array(start if start is not None else model.sqd, dtype=np.float64)
+    w = np.maximum(w / w.max(), 1e-300)
+    best = RowBound(np.inf, w, np.full(model.size, np.inf), 0,
+                    {int(c): np.inf for c in totals})
+    slack = 1.0 + _ROUNDING * max(k, 1)
+    stalled_at, since = np.inf, 0
+    for it in range(1, int(max_iter) + 1):
+        T = diag * w + model.top_sums(w, k - 1)
+        ratios = T / w
+        U = float(ratios.max()) * slack
+        for count in best.totals:
+            c = min(count, ratios.size)
+            total = float(np.sum(np.partition(ratios, ratios.size - c)[ratios.size - c:])) * slack
+            best.totals[count] = min(best.totals[count], total)
+        if U < best.value:
+            best.value, best.weights, best.ratios = U, w, ratios
+        best.iterations = it
+        if best.value - float(ratios.min()) <= rtol * best.value:
+            break
+        if U < stalled_at * (1.0 - rtol):
+            stalled_at, since = U, 0
+        else:
+            since += 1
+            if since >= _STALL:  # a reducible |A'| may never equalise its ratios
+                break
+        w = np.maximum(T / T.max(), 1e-300)
+    return best

@@ -187,6 +187,41 @@ class Gram:
             sub = sub - cross - cross.T + Z @ (MX.T @ C) @ Z.T
         return 0.5 * (sub + sub.T)
 
+    def base_columns(self, idx):
+        """The columns A[:, idx] of the undeflated A, shape (n, len(idx)).
+
+        On A = S^T S each column is S^T S[:, j]: one pass over the documents that hold word j
+        (numba kernel), never a product with all of S.
+        """
+        idx = np.asarray(idx, dtype=np.int64)
+        if self.S is None:
+            return self.dense[:, idx].copy()
+        from spca_cli.kernels.tpower import gram_columns
+
+        S, C = self.S, self.documents_by_word()
+        return gram_columns(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data, idx,
+                            self.n).T
+
+    def columns(self, idx):
+        """The columns A'[:, idx] of this view, shape (n, len(idx)), without forming A'.
+
+        With projection deflation A' E_J = Q^T M A B for B = M Q E_J = M E_J - (M X) Z^T,
+        Z = X_J R^T (see :meth:`submatrix`): the base columns A[:, J], C = A (M X) and small
+        dense algebra.
+        """
+        idx = np.asarray(idx, dtype=np.int64)
+        cols = self.base_columns(idx)
+        m = None if self.mask is None else self.mask
+        if m is not None:
+            cols = cols * m[:, None] * m[idx][None, :]
+        if self.X is not None:
+            MX = self._masked_X()
+            C = self._base_matmat(MX)  # (n, t)
+            Z = self.X[idx] @ self.R.T  # (|J|, t)
+            W = cols - (C if m is None else C * m[:, None]) @ Z.T  # M A B
+            cols = W - self.X @ (self.R.T @ (self.X.T @ W))  # Q^T W
+        return cols
+
     def diagonal(self):
         """diag(A') of length n (cached: a view never changes)."""
         if self._diag_cache is None:

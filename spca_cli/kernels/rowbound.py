@@ -1,0 +1,305 @@
+"""Kernels of the weighted row-sum bound (:mod:`spca_cli.bounds`, :mod:`spca_cli.solvers.exact`).
+
+For an entrywise nonnegative B (here |A'|) and positive weights w, every k-word support I has
+lambda_max(A'_I) <= max_{i in I} sum_{j in I} B_ij w_j / w_i, and the inner sum is at most
+B_ii w_i plus the k-1 largest of {B_ij w_j : j != i}. These kernels compute those "largest
+off-diagonal" sums for every word, and the branch-and-bound node version of the same bound.
+
+The matrix is given in the compact form the bounds module keeps for large vocabularies:
+
+* ``CT`` (h, n): exact rows |A'[H_p, :]| for the h words H of largest diagonal;
+* ``hpos`` (n,): p when word i is H_p, else -1; ``hrow`` (h,): the word of H_p;
+* ``sqd`` (n,): sqrt(A'_ii). A pair of words both outside H gets sqrt(A'_ii A'_jj) >= |A'_ij|
+  (Cauchy-Schwarz on the PSD A'), so every sum here stays an upper bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["heap_offer", "heap_sum", "offdiag_top_sums", "node_bound", "branch_and_bound"]
+
+
+@njit(cache=True)
+def heap_offer(heap, size, value):
+    """Offer ``value`` to a min-heap holding the ``len(heap)`` largest values seen; new size."""
+    cap = heap.shape[0]
+    if cap == 0:
+        return 0
+    if size < cap:
+        pos = size
+        heap[pos] = value
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if heap[parent] <= heap[pos]:
+                break
+            heap[parent], heap[pos] = heap[pos], heap[parent]
+            pos = parent
+        return size + 1
+    if value <= heap[0]:
+        return size
+    heap[0] = value
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        if left >= cap:
+            break
+        small = left
+        if left + 1 < cap and heap[left + 1] < heap[left]:
+            small = left + 1
+        if heap[pos] <= heap[small]:
+            break
+        heap[pos], heap[small] = heap[small], heap[pos]
+        pos = small
+    return size
+
+
+@njit(cache=True)
+def heap_sum(heap, size):
+    total = 0.0
+    for t in range(size):
+        total += heap[t]
+    return total
+
+
+@njit(cache=True)
+def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
+    """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread)."""
+    n = hpos.shape[0]
+    h = CT.shape[0]
+    heaps = np.empty((hi - lo, count))
+    sizes = np.zeros(hi - lo, dtype=np.int64)
+    floor = np.full(hi - lo, -np.inf)  # heaps[r, 0] once heap r is full: smaller values skip
+    # rows outside H: their exact entries are the columns H, read row by row of CT
+    for q in range(h):
+        vq = v[hrow[q]]
+        for i in range(lo, hi):
+            if hpos[i] < 0:
+                value = CT[q, i] * vq
+                r = i - lo
+                if value > floor[r]:
+                    sizes[r] = heap_offer(heaps[r], sizes[r], value)
+                    if sizes[r] == count:
+                        floor[r] = heaps[r, 0]
+    for i in range(lo, hi):
+        r = i - lo
+        p = hpos[i]
+        if p >= 0:
+            for j in range(n):
+                if j != i:
+                    value = CT[p, j] * v[j]
+                    if value > floor[r]:
+                        sizes[r] = heap_offer(heaps[r], sizes[r], value)
+                        if sizes[r] == count:
+                            floor[r] = heaps[r, 0]
+        else:
+            taken = 0
+            for t in range(top.shape[0]):
+                j = top[t]
+                if j == i or hpos[j] >= 0:
+                    continue
+                if taken == count:
+                    break
+                sizes[r] = heap_offer(heaps[r], sizes[r], sqd[i] * g[j])
+                taken += 1
+        out[i] = heap_sum(heaps[r], sizes[r])
+
+
+@njit(cache=True)
+def _cauchy_schwarz_top(hpos, sqd, v, count):
+    """g_j = sqd_j v_j for words outside H (-1 in H), and the count + 1 largest of them."""
+    n = hpos.shape[0]
+    g = np.full(n, -1.0)
+    for j in range(n):
+        if hpos[j] < 0:
+            g[j] = sqd[j] * v[j]
+    return g, np.argsort(-g)[:min(count + 1, n)]
+
+
+@njit(cache=True, parallel=True)
+def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, block):
+    n = hpos.shape[0]
+    out = np.zeros(n)
+    g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
+    n_blocks = (n + block - 1) // block
+    for b in prange(n_blocks):
+        _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, b * block,
+                       min(n, (b + 1) * block), out)
+    return out
+
+
+@njit(cache=True)
+def _top_sums_serial(CT, hpos, hrow, sqd, v, count):
+    out = np.zeros(hpos.shape[0])
+    g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
+    _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, 0, hpos.shape[0], out)
+    return out
+
+
+# below this many entries a thread team costs more than it saves
+_PARALLEL_WORK = 1 << 20
+
+
+def offdiag_top_sums(CT, hpos, hrow, sqd, v, count):
+    """For every word i: the sum of the ``count`` largest of {|A'_ij| v_j : j != i}.
+
+    Entries with i or j in H are exact; the others are replaced by sqd_i sqd_j >= |A'_ij|
+    (a row outside H takes them from the ``count`` + 1 largest sqd_j v_j outside H, one of
+    which may be the row itself). ``v`` must be nonnegative. Shape (n,).
+    """
+    if count <= 0:
+        return np.zeros(hpos.shape[0])
+    if CT.size < _PARALLEL_WORK:
+        return _top_sums_serial(CT, hpos, hrow, sqd, v, count)
+    return _top_sums_parallel(CT, hpos, hrow, sqd, v, count, 256)
+
+
+@njit(cache=True)
+def node_bound(B, F, R, slots, w, n_iter, stop_below):
+    """The weighted row bound of a branch-and-bound node, improving ``w`` in place.
+
+    Every support F + J with J a subset of R, |J| = ``slots``, has lambda_max <= max over its
+    rows of (sum_{j in F+J} B_ij w_j) / w_i, and that row sum is at most
+    ``sum_{j in F} B_ij w_j`` plus the ``slots`` largest B_ij w_j over R (rows in F), or
+    ``B_ii w_i`` plus the ``slots - 1`` largest over R without i (rows in R). Returns the smallest
+    such bound over up to ``n_iter`` steps of w <- T(w) / max T(w) (stopping early once it is
+    below ``stop_below``), and leaves in ``w`` the weights that gave it.
+    """
+    nF = F.shape[0]
+    nR = R.shape[0]
+    nA = nF + nR
+    best = np.inf
+    T = np.empty(nA)
+    best_w = np.empty(nA)
+    heap = np.empty(max(slots, 1))
+    for it in range(n_iter):
+        U = 0.0
+        for a in range(nA):
+            i = F[a] if a < nF else R[a - nF]
+            fixed = 0.0
+            for b in range(nF):
+                fixed += B[i, F[b]] * w[F[b]]
+            if a < nF:
+                cap = slots
+            else:
+                cap = slots - 1
+                fixed += B[i, i] * w[i]
+            size = 0
+            if cap > 0:
+                hp = heap[:cap]
+                for b in range(nR):
+                    j = R[b]
+                    if j != i:
+                        size = heap_offer(hp, size, B[i, j] * w[j])
+                fixed += heap_sum(hp, size)
+            T[a] = fixed
+            ratio = fixed / w[i]
+            if ratio > U:
+                U = ratio
+        if U < best:
+            best = U
+            for a in range(nA):
+                best_w[a] = w[F[a]] if a < nF else w[R[a - nF]]
+        if best < stop_below:
+            break
+        tmax = 0.0
+        for a in range(nA):
+            if T[a] > tmax:
+                tmax = T[a]
+        if tmax <= 0.0:
+            break
+        for a in range(nA):
+            i = F[a] if a < nF else R[a - nF]
+            w[i] = max(T[a] / tmax, 1e-300)
+    for a in range(nA):
+        w[F[a] if a < nF else R[a - nF]] = best_w[a]
+    return best
+
+
+@njit(cache=True)
+def _lambda_max(A, idx):
+    k = idx.shape[0]
+    sub = np.empty((k, k))
+    for a in range(k):
+        for b in range(k):
+            sub[a, b] = A[idx[a], idx[b]]
+    return np.linalg.eigvalsh(sub)[k - 1]
+
+
+@njit(cache=True)
+def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best_set,
+                     best_value, max_nodes, n_iter, slack):
+    """Depth-first branch and bound for max over |I| = k of lambda_max(A[I, I]); resumable.
+
+    ``B`` = |A| (m x m) drives the bounds, ``A`` scores the leaves exactly. A node is a pair of
+    0/1 rows ``stack_in`` (fixed in) and ``stack_out`` (excluded); the rest is free. Nodes are
+    popped from the stack (``depth`` entries), bounded with :func:`node_bound` (warm-started from
+    ``stack_w``, the parent's weights), pruned when the bound is <= ``best_value * (1 + slack)``,
+    else split on the free word of largest weight, the "include" child on top. ``stack_ub``
+    holds each open node's parent bound, so max(best_value, stack_ub[:depth]) is an upper bound
+    on the optimum at any time. Stops after ``max_nodes`` nodes (the caller checks the clock and
+    calls again) or when the stack is empty.
+
+    Returns ``(depth, best_value, nodes)``; ``best_set`` (k,) is updated in place.
+    """
+    m = A.shape[0]
+    nodes = 0
+    while depth > 0 and nodes < max_nodes:
+        depth -= 1
+        nodes += 1
+        parent_ub = stack_ub[depth]
+        if parent_ub <= best_value * (1.0 + slack):
+            continue
+        nF = 0
+        nR = 0
+        for i in range(m):
+            if stack_in[depth, i]:
+                nF += 1
+            elif not stack_out[depth, i]:
+                nR += 1
+        if nF + min(nR, k - nF) < k:
+            continue
+        F = np.empty(nF, dtype=np.int64)
+        R = np.empty(nR, dtype=np.int64)
+        a = 0
+        b = 0
+        for i in range(m):
+            if stack_in[depth, i]:
+                F[a] = i
+                a += 1
+            elif not stack_out[depth, i]:
+                R[b] = i
+                b += 1
+        if nF == k or nF + nR == k:  # a leaf: one support left
+            leaf = F if nF == k else np.concatenate((F, R))
+            value = _lambda_max(A, leaf)
+            if value > best_value:
+                best_value = value
+                best_set[:] = leaf
+            continue
+        w = stack_w[depth].copy()
+        ub = node_bound(B, F, R, k - nF, w, n_iter, best_value * (1.0 + slack))
+        if ub <= best_value * (1.0 + slack):
+            continue
+        # branch on the free word of largest weight: it carries the most of the bound
+        pick = R[0]
+        for b in range(1, nR):
+            if w[R[b]] > w[pick]:
+                pick = R[b]
+        row_in = stack_in[depth].copy()
+        row_out = stack_out[depth].copy()
+        # exclude child first (below), include child on top (explored first)
+        stack_in[depth] = row_in
+        stack_out[depth] = row_out
+        stack_out[depth, pick] = True
+        stack_w[depth] = w
+        stack_ub[depth] = ub
+        depth += 1
+        stack_in[depth] = row_in
+        stack_in[depth, pick] = True
+        stack_out[depth] = row_out
+        stack_w[depth] = w
+        stack_ub[depth] = ub
+        depth += 1
+    return depth, best_value, nodes

@@ -1,0 +1,290 @@
+"""The provably best k-word topic (branch and bound), and ``auto``: the best of the cheap solvers
+closed by a bounded branch and bound.
+
+Both maximise lambda_max(A'[I, I]) over supports |I| = k of the solver's view A'. The bounds are
+the weighted row sums of :func:`spca_cli.bounds.weighted_row_bound` on |A'| (valid for any sign
+pattern, sharp on nonnegative co-occurrence matrices). Phases:
+
+1. **Incumbent** (lower bound LB): the best of TPower (its starts and swap search), the rank-2
+   spannogram and greedy forward selection.
+2. **Screening**: a word i is dropped when every support containing it is provably below LB.
+   With w' from the (k-1)-word iteration, r' = U_{k-1}(w'), s_i = the k-1 largest |A'_ij| w'_j
+   (j != i) and c_i = max_{l != i} |A'_li| / w'_l, replace w'_i by t in the row bound of a
+   support I containing i: row i gives A'_ii + s_i / t, a row l != i gives at most r' + c_i t
+   (its other k-2 terms are a (k-1)-word row sum). So lambda_max(A'_I) <= r' + c_i t* at the t*
+   where both are equal, t* = [-(r' - A'_ii) + sqrt((r' - A'_ii)^2 + 4 c_i s_i)] / (2 c_i).
+   Repeated on the survivors until nothing changes. When r' >= LB nothing can be dropped and
+   the search starts from the root.
+3. **Branch and bound** over the survivors (:func:`spca_cli.kernels.rowbound.branch_and_bound`):
+   nodes fix words in or out, the bound of a node is the weighted row bound with the fixed
+   words summed exactly, depth first, include-branch first, warm-started weights; leaves are
+   scored exactly (eigvalsh of the k x k block). Until it finishes, max(LB, the bounds of the
+   open nodes) is a valid bound (the anytime bound), so a time limit still certifies.
+
+``exact`` runs phase 3 to the end (or ``time_limit``); ``auto`` gives it ``budget`` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from spca_cli.bounds import ROW_BOUND_SOURCE, RowModel, weighted_row_bound
+from spca_cli.errors import ConvergenceWarning
+from spca_cli.kernels.rowbound import branch_and_bound
+from spca_cli.solvers._base import check_float, check_k, finish_component
+
+__all__ = ["exact", "auto", "OPTIMAL_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET"]
+
+OPTIMAL_SOURCE = "branch and bound: optimal"
+ANYTIME_SOURCE = "branch and bound: open nodes"
+
+#: Default seconds ``auto`` spends on branch and bound per component.
+AUTO_BUDGET = 3.0
+
+# Largest survivor set searched with a dense |A'| (m x m floats): beyond it the search is
+# hopeless anyway, and the row bound is the certificate.
+_MAX_DENSE = 4000
+
+# Nodes per call of the numba search between two looks at the clock.
+_CHUNK = 2000
+
+# Weight iterations per node (warm-started from the parent's weights).
+_NODE_ITERATIONS = 6
+
+# A node is pruned unless its bound exceeds LB by this relative margin: ties add nothing.
+_PRUNE_SLACK = 1e-12
+
+
+def _incumbent(A, k, eigen, rank, random_state, deadline):
+    """The best of the cheap solvers: (SolverOutput, name of the solver that found it)."""
+    from spca_cli.solvers import SOLVERS
+
+    found = []
+    for name, options in (("tpower", {}), ("spannogram", {"rank": rank}), ("greedy", {})):
+        if found and deadline is not None and time.perf_counter() > deadline:
+            break
+        if name == "spannogram" and (eigen is None or len(eigen.values) < rank + 1):
+            continue
+        with warnings.catch_warnings():
+            # a spannogram rank it refuses (too many candidates) is simply not a contender
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            try:
+                out = SOLVERS[name](A, k, eigen=eigen, random_state=random_state, **options)
+            except Exception as exc:  # noqa: BLE001 - a refused heuristic is skipped
+                if name == "spannogram" and type(exc).__name__ == "SpcaParameterError":
+                    continue
+                raise
+        found.append((out, name))
+    # the best value; ties go to the earlier solver in the list
+    return max(found, key=lambda pair: pair[0].value)
+
+
+def _screen_bounds(model, k, rounding):
+    """Per word: an upper bound on lambda_max of every k-support (of the model) containing it."""
+    if k == 1:
+        return model.diag * rounding, float(model.diag.max()) * rounding
+    # w' only has to be good, not converged: any w' > 0 gives a valid bound
+    inner = weighted_row_bound(model, k - 1, rtol=1e-5)
+    r = inner.value
+    w = inner.weights
+    s = model.top_sums(w, k - 1)
+    c = model.top_sums(1.0 / w, 1)
+    q = r - model.diag
+    disc = np.sqrt(q * q + 4.0 * c * s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # t* = 2 s / (q + disc) is the stable form of the quadratic's positive root when q >= 0
+        t = np.where(q >= 0, 2.0 * s / (q + disc), (disc - q) / (2.0 * c))
+        bound = np.where(c > 0, r + c * t, np.maximum(r, model.diag))
+    bound = np.where(np.isfinite(bound), bound, np.maximum(r, model.diag + s))
+    return bound * rounding, r
+
+
+def screen(A, model, k, lower):
+    """Drop, repeatedly, every word whose screening bound is below ``lower``.
+
+    A support better than ``lower`` holds only surviving words, so each round may restrict the
+    model to the survivors. When a round drops nothing and the model still bounds pairs of
+    words by Cauchy-Schwarz, it is rebuilt with exact rows for every survivor (if they fit in
+    :data:`_MAX_DENSE`), which is what lets screening go on. Returns the surviving model.
+    """
+    rounding = 1.0 + 64 * np.finfo(float).eps * max(k, 1)
+    while model.size > k:
+        bound, _ = _screen_bounds(model, k, rounding)
+        keep = bound >= lower
+        if not keep.all():
+            model = model.restrict(keep)
+        elif not model.is_exact and model.size <= _MAX_DENSE:
+            model = RowModel.of(A, words=model.words, exact_rows=model.size)
+        else:
+            break
+    return model
+
+
+def search(A, k, incumbent, *, time_limit=None, exact_rows=512):
+    """Phases 2 and 3 from ``incumbent`` (a SolverOutput on ``A``).
+
+    Returns ``(indices, value, bound, finished, info)``: the best support found (the
+    incumbent's unless the search beat it), its exact value, an upper bound on the optimum, and
+    whether the search finished (then ``bound`` is the optimum itself, up to rounding).
+    """
+    start = time.perf_counter()
+    deadline = None if time_limit is None else start + time_limit
+    lower = float(incumbent.value)
+    best_set = np.asarray(incumbent.indices, dtype=np.int64)
+    model = RowModel.of(A, exact_rows=exact_rows)
+    root = weighted_row_bound(model, k)
+    info = {"words": int(model.size), "root_bound": root.value}
+    if model.size <= k:
+        # every support of k words holds all the words with A'_ii > 0: the optimum is theirs
+        words = model.words
+        value = float(np.linalg.eigvalsh(A.submatrix(words))[-1]) if words.size else 0.0
+        fill = np.setdiff1d(np.flatnonzero(A.active()), words)[:k - words.size]
+        if value > lower:
+            best_set, lower = np.concatenate([words, fill]), value
+        return best_set, lower, lower, True, {**info, "survivors": int(words.size), "nodes": 0}
+    survivors = screen(A, model, k, lower)
+    info["survivors"] = int(survivors.size)
+    if survivors.size < k:
+        return best_set, lower, lower, True, {**info, "nodes": 0}
+    if survivors.size > _MAX_DENSE:
+        # a better topic lies among the survivors, so their row bound certifies
+        kept = weighted_row_bound(survivors, k).value
+        return best_set, lower, min(root.value, max(lower, kept)), False, {**info, "nodes": 0}
+
+    words = survivors.words
+    A_sub = A.submatrix(words)
+    B = np.abs(A_sub)
+    m = words.size
+    start_w = weighted_row_bound(RowModel(np.arange(m), np.diag(A_sub).copy(),
+                                          np.ascontiguousarray(B), np.arange(m),
+                                          np.arange(m)), k)
+    stack_in = np.zeros((m + 2, m), dtype=np.bool_)
+    stack_out = np.zeros((m + 2, m), dtype=np.bool_)
+    stack_w = np.zeros((m + 2, m))
+    stack_ub = np.zeros(m + 2)
+    stack_w[0] = start_w.weights
+    stack_ub[0] = min(start_w.value, root.value)
+    depth = 1
+    # the incumbent's words, as positions among the survivors when they all survived
+    pos = np.searchsorted(words, best_set)
+    inside = pos < m
+    inside[inside] = words[pos[inside]] == best_set[inside]
+    best_local = pos.copy() if inside.all() else np.zeros(k, dtype=np.int64)
+    improved = False
+    nodes = 0
+    while depth > 0:
+        depth, value, done = branch_and_bound(A_sub, B, k, stack_in, stack_out, stack_w,
+                                              stack_ub, depth, best_local, lower, _CHUNK,
+                                              _NODE_ITERATIONS, _PRUNE_SLACK)
+        nodes += done
+        if value > lower:
+            lower, improved = value, True
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+    finished = depth == 0
+    if improved:
+        best_set = words[best_local]
+    # supports with a dropped word are below the incumbent; the rest lie under an open node
+    bound = lower if finished else min(root.value, max(lower, float(stack_ub[:depth].max())))
+    info["nodes"] = int(nodes)
+    return best_set, lower, bound, finished, info
+
+
+def _solve(A, k, *, eigen, rank, random_state, search_seconds, exact_rows, name):
+    t = time.perf_counter()
+    deadline = None if search_seconds is None else t + search_seconds
+    incumbent, found_by = _incumbent(A, k, eigen, rank, random_state, deadline)
+    left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+    best_set, value, bound, finished, info = search(A, k, incumbent, time_limit=left,
+                                                    exact_rows=exact_rows)
+    improved = value > incumbent.value * (1.0 + 1e-10)  # not a rounding-level "gain"
+    if improved:
+        found_by = "branch and bound"
+    info = {"found_by": found_by, "optimal": bool(finished), **info}
+    bounds = [(bound * (1.0 + 1e-12), OPTIMAL_SOURCE if finished else ANYTIME_SOURCE)]
+    if improved:
+        out = finish_component(A, best_set, bounds=bounds, info=info)
+    else:
+        out = finish_component(A, incumbent.indices, incumbent.weights, bounds=bounds, info=info)
+    if not finished:
+        info["time_limited"] = True
+        if name == "exact":
+            warnings.warn(
+                f"exact: branch and bound stopped at the time limit after {info['nodes']} "
+                f"nodes; the topic is the best found and its bound the largest of the open "
+                f"nodes", ConvergenceWarning, stacklevel=3)
+    return out
+
+
+def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, exact_rows=512):
+    """The provably best k-word topic of ``A`` by branch and bound (see the module docstring).
+
+    Parameters
+    ----------
+    A : Gram
+        The (possibly deflated) co-occurrence operator of shape (n_words, n_words).
+    k : int
+        Number of nonzero words.
+    eigen : Eigen, optional
+        Leading eigenpairs of ``A`` (the spannogram incumbent needs ``rank + 1`` of them).
+    rank : int, default=2
+        Rank of the spannogram that competes for the incumbent.
+    random_state : int or None, default=0
+        Passed to the heuristics that find the incumbent.
+    time_limit : float, optional
+        Seconds for the whole solve; at the limit the best topic found is returned with the
+        anytime bound (the largest bound of the open nodes) and a ConvergenceWarning.
+    exact_rows : int, default=512
+        Words whose rows of |A'| are kept exactly in the row bound (the rest use
+        Cauchy-Schwarz).
+
+    Returns
+    -------
+    SolverOutput
+        ``bounds`` holds the optimum itself (``"branch and bound: optimal"``) once the search
+        finished. ``info``: ``found_by`` (which method found the topic), ``optimal``,
+        ``words`` (words with A'_ii > 0), ``survivors`` (after screening), ``nodes``,
+        ``root_bound``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from spca_cli.matrix import Gram
+    >>> S = np.array([[1, 1, 0, 0], [1, 1, 1, 0], [0, 0, 1, 1], [0, 1, 1, 1.0]])
+    >>> out = exact(Gram.from_documents(S), 2)
+    >>> sorted(out.indices.tolist()), round(out.value, 6), out.info["optimal"]
+    ([1, 2], 5.0, True)
+    """
+    k = check_k(A, k)
+    if time_limit is not None:
+        time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
+    return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
+                  search_seconds=time_limit, exact_rows=exact_rows, name="exact")
+
+
+def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AUTO_BUDGET,
+         exact_rows=512):
+    """The best of TPower, the rank-``rank`` spannogram and greedy, certified by the weighted
+    row bound and closed by at most ``budget`` seconds of branch and bound (default 3 s; a
+    ``time_limit`` below it lowers it). ``info["found_by"]`` names the method whose topic was
+    kept; ``info["optimal"]`` says whether the search proved it optimal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from spca_cli.matrix import Gram
+    >>> S = np.array([[1, 1, 0, 0], [1, 1, 1, 0], [0, 0, 1, 1], [0, 1, 1, 1.0]])
+    >>> out = auto(Gram.from_documents(S), 2)
+    >>> round(out.value, 6), out.info["optimal"]
+    (5.0, True)
+    """
+    k = check_k(A, k)
+    budget = check_float("budget", budget, 0.0, np.inf)
+    if time_limit is not None:
+        time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
+        budget = min(budget, time_limit)
+    return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
+                  search_seconds=budget, exact_rows=exact_rows, name="auto")
