@@ -219,6 +219,7 @@ _SOLVER_SPECIFIC = {
     "exact": ("nonneg",), "epsilon": ("nonneg",),
     "samples": ("nonneg", "bipartite"), "n_jobs": ("bipartite",),
     "eliminate": ("spannogram",), "nonnegative": ("spannogram",),
+    "budget": ("auto",),
 }
 
 
@@ -231,8 +232,11 @@ def _solver_names():
 def topics_options(fn):
     """The options of ``spca topics`` (also taken by ``spca daily``)."""
     options = [
-        click.option("--solver", type=click.Choice(_solver_names()), default="spannogram",
-                     show_default=True, help="Sparse PCA method."),
+        click.option("--solver", type=click.Choice(_solver_names()), default="auto",
+                     show_default=True,
+                     help="Sparse PCA method. auto: the best of tpower, spannogram (--rank) "
+                          "and greedy per topic, closed by a few seconds of branch and bound; "
+                          "exact: branch and bound to a proven optimum."),
         click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
                      help="Words per topic."),
         click.option("-c", "--components", type=click.IntRange(min=1), default=5,
@@ -265,6 +269,8 @@ def topics_options(fn):
         click.option("--epsilon", type=click.FloatRange(min=0, max=1, min_open=True,
                                                          max_open=True),
                      help="nonneg: epsilon-net accuracy (sets the number of samples)."),
+        click.option("--budget", type=click.FloatRange(min=0), metavar="SECONDS",
+                     help="auto: seconds of branch and bound per topic [default: 3]."),
         click.option("--jobs", "n_jobs", type=click.IntRange(min=1), help="bipartite: cores."),
         click.option("--no-elimination", "eliminate", flag_value=False, default=None,
                      help="spannogram: skip the (provably safe) feature elimination."),

@@ -22,6 +22,9 @@ from scipy.sparse.linalg import LinearOperator
 
 __all__ = ["Gram", "check_psd_matrix"]
 
+# Memory for columns A[:, j] kept for reuse by every view of one A.
+_COLUMN_CACHE_BYTES = 256 << 20
+
 
 class Gram:
     """A = S^T S (or a dense PSD A), optionally deflated.
@@ -198,9 +201,23 @@ class Gram:
             return self.dense[:, idx].copy()
         from spca_cli.kernels.tpower import gram_columns
 
-        S, C = self.S, self.documents_by_word()
-        return gram_columns(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data, idx,
-                            self.n).T
+        # columns are cached for every view of this A (the certificate of each component
+        # asks for nearly the same words again), up to _COLUMN_CACHE_BYTES
+        cache = self._shared.setdefault("columns", {})
+        missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
+        if missing.size:
+            S, C = self.S, self.documents_by_word()
+            block = gram_columns(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data,
+                                 missing, self.n)
+            room = _COLUMN_CACHE_BYTES // (8 * self.n) - len(cache)
+            if room < missing.size:
+                fresh = dict(zip(missing.tolist(), block))
+                return np.column_stack([cache[j] if j in cache else fresh[j]
+                                        for j in idx.tolist()])
+            cache.update(zip(missing.tolist(), block))
+        if idx.size == 0:
+            return np.zeros((self.n, 0))
+        return np.column_stack([cache[j] for j in idx.tolist()])
 
     def columns(self, idx):
         """The columns A'[:, idx] of this view, shape (n, len(idx)), without forming A'.

@@ -100,7 +100,7 @@ def _check_options(solver, A, k, n_components, rank, deflation):
     return k, n_components, rank
 
 
-def run_topics(data, *, solver="spannogram", k=10, n_components=1, rank=2, deflation="remove",
+def run_topics(data, *, solver="auto", k=10, n_components=1, rank=2, deflation="remove",
                random_state=0, time_limit=None, solver_options=None, seconds=None,
                eigensolver="auto"):
     """Find ``n_components`` sparse topics of ``data`` and certify each.
@@ -236,6 +236,8 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     solve = SOLVERS[solver]
     A, eigen = A0, eigen0
     topics = []
+    disjoint = deflation == "remove"
+    seconds["bounds"] = 0.0
     for index in range(1, n_components + 1):
         if index > 1:
             t = time.perf_counter()
@@ -244,6 +246,15 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             eigen = eigenpairs(A, max(rank + 1, 2), start=eigen.basis)
             seconds["eigen"] += time.perf_counter() - t
         options = dict(solver_options)
+        # the certificate is a property of the view and k, whatever the solver: computed here
+        t = time.perf_counter()
+        certificate = _bounds.row_certificate(
+            A, k, totals=(n_components,) if disjoint and index == 1 else ())
+        if index == 1:
+            row0 = certificate.bound
+        if getattr(solve, "uses_certificate", False):
+            options["certificate"] = certificate
+        seconds["bounds"] += time.perf_counter() - t
         t = time.perf_counter()
         if options.get("init") == "spannogram" and "spannogram" in SOLVERS:
             # tpower's fourth initialisation: start from the rank-d spannogram's answer
@@ -253,7 +264,9 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         out = solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                     time_limit=time_limit, **options)
         seconds["solve"] += time.perf_counter() - t
-        bound_list = _bounds.single_bounds(A, k, eigen) + list(out.bounds)
+        t = time.perf_counter()
+        bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound) + list(out.bounds)
+        seconds["bounds"] += time.perf_counter() - t
         topics.append(_make_topic(index, A0, out, labels, bound_list))
         logger.info("component %d: %s", index, " ".join(topics[-1].words))
         if index < n_components:
@@ -263,7 +276,17 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
                 x = np.zeros(A.n)
                 x[out.indices] = out.weights
                 A = A.project_out(x)
-    return topics, None
+    if not disjoint:
+        return topics, None
+    # disjoint supports (remove deflation): the same total bounds as for a joint solver
+    return topics, _total_bound(topics, _bounds.total_bounds(A0, k, n_components, eigen0,
+                                                             row=row0))
+
+
+def _total_bound(topics, bound_list):
+    ub, source = _bounds.tightest(bound_list)
+    total = float(sum(t.explained_variance for t in topics))
+    return ub, source, _bounds.certified_ratio(total, ub)
 
 
 def _run_joint(solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,
@@ -273,12 +296,14 @@ def _run_joint(solver, A0, eigen0, labels, k, n_components, rank, random_state, 
                                   random_state=random_state, time_limit=time_limit,
                                   **solver_options)
     seconds["solve"] += time.perf_counter() - t
-    single = _bounds.single_bounds(A0, k, eigen0)
+    t = time.perf_counter()
+    row0 = _bounds.row_certificate(A0, k, totals=(n_components,)).bound
+    single = _bounds.single_bounds(A0, k, eigen0, row=row0)
+    seconds["bounds"] = time.perf_counter() - t
     topics = []
     for index, out in enumerate(joint.components, start=1):
         out.info = {**joint.info, **out.info}
         topics.append(_make_topic(index, A0, out, labels, single))
-    total_list = _bounds.total_bounds(A0, k, n_components, eigen0) + list(joint.bounds)
-    ub, source = _bounds.tightest(total_list)
-    total = float(sum(t.explained_variance for t in topics))
-    return topics, (ub, source, _bounds.certified_ratio(total, ub))
+    total_list = (_bounds.total_bounds(A0, k, n_components, eigen0, row=row0)
+                  + list(joint.bounds))
+    return topics, _total_bound(topics, total_list)

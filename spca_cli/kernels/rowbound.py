@@ -22,44 +22,46 @@ __all__ = ["heap_offer", "heap_sum", "offdiag_top_sums", "node_bound", "branch_a
 
 
 @njit(cache=True)
-def heap_offer(heap, size, value):
-    """Offer ``value`` to a min-heap holding the ``len(heap)`` largest values seen; new size."""
-    cap = heap.shape[0]
+def heap_offer(heaps, row, size, value):
+    """Offer ``value`` to the min-heap ``heaps[row]``, which keeps the ``heaps.shape[1]``
+    largest values offered; returns its new size. (A row index, not a row view: a view per
+    call costs more than the sift itself.)"""
+    cap = heaps.shape[1]
     if cap == 0:
         return 0
     if size < cap:
         pos = size
-        heap[pos] = value
+        heaps[row, pos] = value
         while pos > 0:
             parent = (pos - 1) >> 1
-            if heap[parent] <= heap[pos]:
+            if heaps[row, parent] <= heaps[row, pos]:
                 break
-            heap[parent], heap[pos] = heap[pos], heap[parent]
+            heaps[row, parent], heaps[row, pos] = heaps[row, pos], heaps[row, parent]
             pos = parent
         return size + 1
-    if value <= heap[0]:
+    if value <= heaps[row, 0]:
         return size
-    heap[0] = value
+    heaps[row, 0] = value
     pos = 0
     while True:
         left = 2 * pos + 1
         if left >= cap:
             break
         small = left
-        if left + 1 < cap and heap[left + 1] < heap[left]:
+        if left + 1 < cap and heaps[row, left + 1] < heaps[row, left]:
             small = left + 1
-        if heap[pos] <= heap[small]:
+        if heaps[row, pos] <= heaps[row, small]:
             break
-        heap[pos], heap[small] = heap[small], heap[pos]
+        heaps[row, pos], heaps[row, small] = heaps[row, small], heaps[row, pos]
         pos = small
     return size
 
 
 @njit(cache=True)
-def heap_sum(heap, size):
+def heap_sum(heaps, row, size):
     total = 0.0
     for t in range(size):
-        total += heap[t]
+        total += heaps[row, t]
     return total
 
 
@@ -79,7 +81,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
                 value = CT[q, i] * vq
                 r = i - lo
                 if value > floor[r]:
-                    sizes[r] = heap_offer(heaps[r], sizes[r], value)
+                    sizes[r] = heap_offer(heaps, r, sizes[r], value)
                     if sizes[r] == count:
                         floor[r] = heaps[r, 0]
     for i in range(lo, hi):
@@ -90,7 +92,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
                 if j != i:
                     value = CT[p, j] * v[j]
                     if value > floor[r]:
-                        sizes[r] = heap_offer(heaps[r], sizes[r], value)
+                        sizes[r] = heap_offer(heaps, r, sizes[r], value)
                         if sizes[r] == count:
                             floor[r] = heaps[r, 0]
         else:
@@ -101,9 +103,9 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
                     continue
                 if taken == count:
                     break
-                sizes[r] = heap_offer(heaps[r], sizes[r], sqd[i] * g[j])
+                sizes[r] = heap_offer(heaps, r, sizes[r], sqd[i] * g[j])
                 taken += 1
-        out[i] = heap_sum(heaps[r], sizes[r])
+        out[i] = heap_sum(heaps, r, sizes[r])
 
 
 @njit(cache=True)
@@ -172,7 +174,7 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
     best = np.inf
     T = np.empty(nA)
     best_w = np.empty(nA)
-    heap = np.empty(max(slots, 1))
+    heap = np.empty((1, max(slots, 1)))
     for it in range(n_iter):
         U = 0.0
         for a in range(nA):
@@ -187,12 +189,12 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
                 fixed += B[i, i] * w[i]
             size = 0
             if cap > 0:
-                hp = heap[:cap]
+                hp = heap[:, :cap]
                 for b in range(nR):
                     j = R[b]
                     if j != i:
-                        size = heap_offer(hp, size, B[i, j] * w[j])
-                fixed += heap_sum(hp, size)
+                        size = heap_offer(hp, 0, size, B[i, j] * w[j])
+                fixed += heap_sum(hp, 0, size)
             T[a] = fixed
             ratio = fixed / w[i]
             if ratio > U:

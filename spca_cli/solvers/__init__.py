@@ -6,6 +6,7 @@ Single-component solvers share the signature documented in :mod:`spca_cli.solver
 
 from spca_cli.solvers._base import SolverOutput
 from spca_cli.solvers.bipartite import bipartite
+from spca_cli.solvers.exact import auto, exact
 from spca_cli.solvers.greedy import greedy
 from spca_cli.solvers.nonneg import nonneg
 from spca_cli.solvers.spannogram import spannogram
@@ -18,6 +19,8 @@ SOLVERS = {
     "greedy": greedy,
     "nonneg": nonneg,
     "spannogram": spannogram,
+    "exact": exact,
+    "auto": auto,
 }
 
 JOINT_SOLVERS = {

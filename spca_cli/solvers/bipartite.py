@@ -394,7 +394,9 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
         ``time_limited`` (and a ``note`` when true), ``rank``, ``sketch_value`` (the best
         matching weight, eq. 7, over all samples: a lower bound on the sketch optimum),
         ``total_value``, ``sampled_value`` (the best total before refinement),
-        ``best_sample``, ``refine_steps``, ``pool_words``, ``pool_fallbacks``, ``n_jobs``.
+        ``best_sample``, ``refine_steps``, ``polish_steps`` (components improved by the polish)
+        and ``start`` (``"sampling"`` or ``"deflation"``: which polished start won),
+        ``pool_words``, ``pool_fallbacks``, ``n_jobs``.
 
     Raises
     ------
@@ -501,6 +503,18 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
             executor.shutdown(wait=True, cancel_futures=True)
         blas.restore_original_limits()
 
+    # the polish: one component at a time, on A without the other components' words, from
+    # the sampled supports and from one-by-one deflation; the better total is kept, so the
+    # result is never below what deflation reaches
+    sampled_supports = [np.asarray(s, dtype=np.int64) for s in best_supports]
+    polished, polish_steps = _polish(A, sampled_supports, k, deadline, random_state)
+    from_deflation, deflation_steps = _polish(A, _deflation_supports(A, k, K, random_state),
+                                              k, deadline, random_state)
+    start = "sampling"
+    if sum(from_deflation[1]) > sum(polished[1]) * (1.0 + 1e-12):
+        polished, start = from_deflation, "deflation"
+    best_supports = polished[0]
+
     components = [finish_component(A, s) for s in best_supports]
     order = sorted(range(K), key=lambda j: (-components[j].value, int(components[j].indices.min())))
     components = [components[j] for j in order]
@@ -508,7 +522,8 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
             "time_limited": bool(time_limited), "rank": int(r), "sketch_value": float(sketch),
             "total_value": float(sum(c.value for c in components)),
             "sampled_value": float(best["total"]), "best_sample": int(best["index"]),
-            "refine_steps": int(refined),
+            "refine_steps": int(refined), "polish_steps": int(polish_steps + deflation_steps),
+            "start": start,
             "pool_words": int(prob.pool.size), "pool_fallbacks": int(fallbacks), "n_jobs": n_jobs}
     if time_limited:
         info["note"] = (f"stopped at the time limit ({time_limit:g} s) after {done} of {samples} "
@@ -517,6 +532,50 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
                       f"{samples} samples; increase --time-limit to try them all.",
                       ConvergenceWarning, stacklevel=2)
     return JointOutput(components=components, bounds=total_bounds(A, k, K, eigen), info=info)
+
+
+def _best_single(A, k, random_state):
+    """The better of TPower and greedy on the view ``A`` (one component)."""
+    from spca_cli.solvers.greedy import greedy
+    from spca_cli.solvers.tpower import tpower
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        found = [tpower(A, k, random_state=random_state), greedy(A, k)]
+    return max(found, key=lambda out: out.value)
+
+
+def _deflation_supports(A, k, K, random_state):
+    """K disjoint supports, one at a time, each word set removed before the next."""
+    supports, view = [], A
+    for _ in range(K):
+        out = _best_single(view, k, random_state)
+        supports.append(out.indices)
+        view = view.remove(out.indices)
+    return supports
+
+
+def _polish(A, supports, k, deadline, random_state, max_rounds=3):
+    """Re-solve each component on A without the others' words; keep only improvements.
+
+    Returns ``((supports, values), steps)``: no value ever decreases, so the total only grows.
+    """
+    supports = [np.asarray(s, dtype=np.int64) for s in supports]
+    values = [float(np.linalg.eigvalsh(A.submatrix(s))[-1]) for s in supports]
+    steps = 0
+    for _ in range(max_rounds):
+        changed = False
+        for j in range(len(supports)):
+            if deadline is not None and time.perf_counter() > deadline:
+                return (supports, values), steps
+            others = np.concatenate([s for i, s in enumerate(supports) if i != j])
+            out = _best_single(A.remove(others), k, random_state)
+            if out.value > values[j] * (1.0 + 1e-10):
+                supports[j], values[j] = out.indices, float(out.value)
+                changed, steps = True, steps + 1
+        if not changed:
+            break
+    return (supports, values), steps
 
 
 class _Immediate:

@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from spca_cli.bounds import ROW_BOUND_SOURCE, RowModel, weighted_row_bound
+from spca_cli.bounds import RowModel, row_certificate, weighted_row_bound
 from spca_cli.errors import ConvergenceWarning
 from spca_cli.kernels.rowbound import branch_and_bound
 from spca_cli.solvers._base import check_float, check_k, finish_component
@@ -46,7 +46,7 @@ AUTO_BUDGET = 3.0
 
 # Largest survivor set searched with a dense |A'| (m x m floats): beyond it the search is
 # hopeless anyway, and the row bound is the certificate.
-_MAX_DENSE = 4000
+_MAX_DENSE = 8000
 
 # Nodes per call of the numba search between two looks at the clock.
 _CHUNK = 2000
@@ -82,12 +82,15 @@ def _incumbent(A, k, eigen, rank, random_state, deadline):
     return max(found, key=lambda pair: pair[0].value)
 
 
-def _screen_bounds(model, k, rounding):
-    """Per word: an upper bound on lambda_max of every k-support (of the model) containing it."""
+def _screen_bounds(model, k, rounding, start=None):
+    """Per word: an upper bound on lambda_max of every k-support (of the model) containing it.
+
+    Also returns the weights w' of the (k-1)-word iteration, to warm-start the next round.
+    """
     if k == 1:
-        return model.diag * rounding, float(model.diag.max()) * rounding
+        return model.diag * rounding, None
     # w' only has to be good, not converged: any w' > 0 gives a valid bound
-    inner = weighted_row_bound(model, k - 1, rtol=1e-5)
+    inner = weighted_row_bound(model, k - 1, rtol=1e-4, max_iter=40, start=start)
     r = inner.value
     w = inner.weights
     s = model.top_sums(w, k - 1)
@@ -99,23 +102,26 @@ def _screen_bounds(model, k, rounding):
         t = np.where(q >= 0, 2.0 * s / (q + disc), (disc - q) / (2.0 * c))
         bound = np.where(c > 0, r + c * t, np.maximum(r, model.diag))
     bound = np.where(np.isfinite(bound), bound, np.maximum(r, model.diag + s))
-    return bound * rounding, r
+    return bound * rounding, w
 
 
-def screen(A, model, k, lower):
+def screen(A, model, k, lower, deadline=None):
     """Drop, repeatedly, every word whose screening bound is below ``lower``.
 
     A support better than ``lower`` holds only surviving words, so each round may restrict the
     model to the survivors. When a round drops nothing and the model still bounds pairs of
     words by Cauchy-Schwarz, it is rebuilt with exact rows for every survivor (if they fit in
-    :data:`_MAX_DENSE`), which is what lets screening go on. Returns the surviving model.
+    :data:`_MAX_DENSE`), which is what lets screening go on. Stops at ``deadline`` (then
+    fewer words are dropped, never a wrong one). Returns the surviving model.
     """
     rounding = 1.0 + 64 * np.finfo(float).eps * max(k, 1)
-    while model.size > k:
-        bound, _ = _screen_bounds(model, k, rounding)
+    w = None
+    while model.size > k and (deadline is None or time.perf_counter() < deadline):
+        bound, w = _screen_bounds(model, k, rounding, start=w)
         keep = bound >= lower
         if not keep.all():
             model = model.restrict(keep)
+            w = None if w is None else w[keep]
         elif not model.is_exact and model.size <= _MAX_DENSE:
             model = RowModel.of(A, words=model.words, exact_rows=model.size)
         else:
@@ -123,20 +129,23 @@ def screen(A, model, k, lower):
     return model
 
 
-def search(A, k, incumbent, *, time_limit=None, exact_rows=512):
+def search(A, k, incumbent, *, certificate=None, time_limit=None):
     """Phases 2 and 3 from ``incumbent`` (a SolverOutput on ``A``).
 
-    Returns ``(indices, value, bound, finished, info)``: the best support found (the
-    incumbent's unless the search beat it), its exact value, an upper bound on the optimum, and
-    whether the search finished (then ``bound`` is the optimum itself, up to rounding).
+    ``certificate`` is the view's :class:`~spca_cli.bounds.RowCertificate` when the caller has
+    it (the pipeline computes one for every component). Returns ``(indices, value, bound,
+    finished, info)``: the best support found (the incumbent's unless the search beat it), its
+    exact value, an upper bound on the optimum, and whether the search finished (then ``bound``
+    is the optimum itself, up to rounding).
     """
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
     lower = float(incumbent.value)
     best_set = np.asarray(incumbent.indices, dtype=np.int64)
-    model = RowModel.of(A, exact_rows=exact_rows)
-    root = weighted_row_bound(model, k)
-    info = {"words": int(model.size), "root_bound": root.value}
+    if certificate is None:
+        certificate = row_certificate(A, k)
+    model, root = certificate.model, certificate.bound
+    info = {"words": int(model.size)}
     if model.size <= k:
         # every support of k words holds all the words with A'_ii > 0: the optimum is theirs
         words = model.words
@@ -145,34 +154,29 @@ def search(A, k, incumbent, *, time_limit=None, exact_rows=512):
         if value > lower:
             best_set, lower = np.concatenate([words, fill]), value
         return best_set, lower, lower, True, {**info, "survivors": int(words.size), "nodes": 0}
-    survivors = screen(A, model, k, lower)
+    survivors = screen(A, model, k, lower, deadline)
     info["survivors"] = int(survivors.size)
     if survivors.size < k:
         return best_set, lower, lower, True, {**info, "nodes": 0}
-    if survivors.size > _MAX_DENSE:
-        # a better topic lies among the survivors, so their row bound certifies
-        kept = weighted_row_bound(survivors, k).value
-        return best_set, lower, min(root.value, max(lower, kept)), False, {**info, "nodes": 0}
+    # a better topic lies among the survivors, so their row bound certifies too
+    kept = weighted_row_bound(survivors, k, start=root.weights[np.isin(model.words,
+                                                                        survivors.words)])
+    bound = min(root.value, max(lower, kept.value))
+    if survivors.size > _MAX_DENSE or (deadline is not None and time.perf_counter() > deadline):
+        return best_set, lower, bound, False, {**info, "nodes": 0}
 
     words = survivors.words
     A_sub = A.submatrix(words)
     B = np.abs(A_sub)
     m = words.size
-    start_w = weighted_row_bound(RowModel(np.arange(m), np.diag(A_sub).copy(),
-                                          np.ascontiguousarray(B), np.arange(m),
-                                          np.arange(m)), k)
     stack_in = np.zeros((m + 2, m), dtype=np.bool_)
     stack_out = np.zeros((m + 2, m), dtype=np.bool_)
     stack_w = np.zeros((m + 2, m))
     stack_ub = np.zeros(m + 2)
-    stack_w[0] = start_w.weights
-    stack_ub[0] = min(start_w.value, root.value)
+    stack_w[0] = kept.weights
+    stack_ub[0] = bound
     depth = 1
-    # the incumbent's words, as positions among the survivors when they all survived
-    pos = np.searchsorted(words, best_set)
-    inside = pos < m
-    inside[inside] = words[pos[inside]] == best_set[inside]
-    best_local = pos.copy() if inside.all() else np.zeros(k, dtype=np.int64)
+    best_local = np.zeros(k, dtype=np.int64)
     improved = False
     nodes = 0
     while depth > 0:
@@ -188,23 +192,29 @@ def search(A, k, incumbent, *, time_limit=None, exact_rows=512):
     if improved:
         best_set = words[best_local]
     # supports with a dropped word are below the incumbent; the rest lie under an open node
-    bound = lower if finished else min(root.value, max(lower, float(stack_ub[:depth].max())))
+    if finished:
+        bound = lower
+    else:
+        bound = min(bound, max(lower, float(stack_ub[:depth].max())))
     info["nodes"] = int(nodes)
     return best_set, lower, bound, finished, info
 
 
-def _solve(A, k, *, eigen, rank, random_state, search_seconds, exact_rows, name):
+def _solve(A, k, *, eigen, rank, random_state, search_seconds, certificate, name):
     t = time.perf_counter()
     deadline = None if search_seconds is None else t + search_seconds
     incumbent, found_by = _incumbent(A, k, eigen, rank, random_state, deadline)
     left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
-    best_set, value, bound, finished, info = search(A, k, incumbent, time_limit=left,
-                                                    exact_rows=exact_rows)
+    best_set, value, bound, finished, info = search(A, k, incumbent, certificate=certificate,
+                                                    time_limit=left)
     improved = value > incumbent.value * (1.0 + 1e-10)  # not a rounding-level "gain"
     if improved:
         found_by = "branch and bound"
     info = {"found_by": found_by, "optimal": bool(finished), **info}
-    bounds = [(bound * (1.0 + 1e-12), OPTIMAL_SOURCE if finished else ANYTIME_SOURCE)]
+    if finished:
+        bounds = [(bound * (1.0 + 1e-12), OPTIMAL_SOURCE)]
+    else:
+        bounds = [(bound, ANYTIME_SOURCE)]
     if improved:
         out = finish_component(A, best_set, bounds=bounds, info=info)
     else:
@@ -219,7 +229,7 @@ def _solve(A, k, *, eigen, rank, random_state, search_seconds, exact_rows, name)
     return out
 
 
-def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, exact_rows=512):
+def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certificate=None):
     """The provably best k-word topic of ``A`` by branch and bound (see the module docstring).
 
     Parameters
@@ -237,17 +247,16 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, exact_ro
     time_limit : float, optional
         Seconds for the whole solve; at the limit the best topic found is returned with the
         anytime bound (the largest bound of the open nodes) and a ConvergenceWarning.
-    exact_rows : int, default=512
-        Words whose rows of |A'| are kept exactly in the row bound (the rest use
-        Cauchy-Schwarz).
+    certificate : RowCertificate, optional
+        The weighted row bound of ``A`` for ``k`` (:func:`spca_cli.bounds.row_certificate`),
+        when the caller has computed it already.
 
     Returns
     -------
     SolverOutput
         ``bounds`` holds the optimum itself (``"branch and bound: optimal"``) once the search
         finished. ``info``: ``found_by`` (which method found the topic), ``optimal``,
-        ``words`` (words with A'_ii > 0), ``survivors`` (after screening), ``nodes``,
-        ``root_bound``.
+        ``words`` (words with A'_ii > 0), ``survivors`` (after screening), ``nodes``.
 
     Examples
     --------
@@ -262,11 +271,11 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, exact_ro
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
-                  search_seconds=time_limit, exact_rows=exact_rows, name="exact")
+                  search_seconds=time_limit, certificate=certificate, name="exact")
 
 
 def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AUTO_BUDGET,
-         exact_rows=512):
+         certificate=None):
     """The best of TPower, the rank-``rank`` spannogram and greedy, certified by the weighted
     row bound and closed by at most ``budget`` seconds of branch and bound (default 3 s; a
     ``time_limit`` below it lowers it). ``info["found_by"]`` names the method whose topic was
@@ -287,4 +296,9 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
         budget = min(budget, time_limit)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
-                  search_seconds=budget, exact_rows=exact_rows, name="auto")
+                  search_seconds=budget, certificate=certificate, name="auto")
+
+
+# the pipeline hands these solvers the certificate it computes for every component anyway
+exact.uses_certificate = True
+auto.uses_certificate = True
