@@ -84,13 +84,18 @@ def render_table(doc, *, width=None):
     table.add_column("cum ratio", justify="right")
     table.add_column("upper bound", justify="right")
     table.add_column("certified", justify="right")
+    # auto and exact say which method found each topic
+    found_by = [c.get("solver_info", {}).get("found_by") for c in doc["components"]]
+    if any(found_by):
+        table.add_column("found by")
     sources = []
-    for c in doc["components"]:
+    for c, finder in zip(doc["components"], found_by):
         # words come from tweets and may contain '[': Text() keeps rich from reading markup
-        table.add_row(str(c["index"]), Text(" ".join(c["words"])),
-                      f"{c['explained_variance']:.6g}", f"{c['variance_ratio']:.4f}",
-                      f"{c['cumulative_ratio']:.4f}", f"{c['upper_bound']:.6g}",
-                      f"{c['certified_ratio']:.4f}")
+        cells = [str(c["index"]), Text(" ".join(c["words"])),
+                 f"{c['explained_variance']:.6g}", f"{c['variance_ratio']:.4f}",
+                 f"{c['cumulative_ratio']:.4f}", f"{c['upper_bound']:.6g}",
+                 f"{c['certified_ratio']:.4f}"]
+        table.add_row(*cells, *([Text(finder or "")] if any(found_by) else []))
         if c["bound_source"] not in sources:
             sources.append(c["bound_source"])
     out = io.StringIO()

@@ -13,8 +13,8 @@ import pytest
 from spca_cli.bounds import RowModel, weighted_row_bound
 from spca_cli.kernels.rowbound import branch_and_bound
 from spca_cli.matrix import Gram
-from spca_cli.solvers import exact as exact_mod
-from spca_cli.solvers.exact import auto, exact
+from spca_cli.solvers._base import finish_component
+from spca_cli.solvers.exact import _screen_bounds, auto, exact, search
 
 
 def _views(seed):
@@ -86,7 +86,7 @@ def test_disjoint_total_bound_is_above_the_best_pair(seed):
 def test_screening_bound_holds_for_every_support_with_the_word(seed, k):
     for name, A in _views(seed):
         model = RowModel.of(A)
-        bound, _ = exact_mod._screen_bounds(model, k, 1.0)
+        bound, _ = _screen_bounds(model, k, 1.0)
         D = A.to_dense()
         for pos, i in enumerate(model.words.tolist()):
             others = [j for j in model.words.tolist() if j != i]
@@ -137,8 +137,8 @@ def test_exact_beats_a_weak_incumbent_and_names_the_search():
     """A planted block the heuristics may miss is found by the search (weak incumbent)."""
     A = _views(3)[0][1]
     opt, support = _brute(A, 3)
-    weak = exact_mod.finish_component(A, np.flatnonzero(A.active())[-3:])
-    best_set, value, bound, finished, _ = exact_mod.search(A, 3, weak)
+    weak = finish_component(A, np.flatnonzero(A.active())[-3:])
+    best_set, value, bound, finished, _ = search(A, 3, weak)
     assert finished and value == pytest.approx(opt, rel=1e-12)
     assert sorted(best_set.tolist()) == sorted(support)
     assert bound == pytest.approx(opt, rel=1e-12)

@@ -508,11 +508,12 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
     # result is never below what deflation reaches
     sampled_supports = [np.asarray(s, dtype=np.int64) for s in best_supports]
     polished, polish_steps = _polish(A, sampled_supports, k, deadline, random_state)
-    from_deflation, deflation_steps = _polish(A, _deflation_supports(A, k, K, random_state),
-                                              k, deadline, random_state)
-    start = "sampling"
-    if sum(from_deflation[1]) > sum(polished[1]) * (1.0 + 1e-12):
-        polished, start = from_deflation, "deflation"
+    start, deflation_steps = "sampling", 0
+    deflated = _deflation_supports(A, k, K, random_state, deadline)
+    if deflated is not None:
+        from_deflation, deflation_steps = _polish(A, deflated, k, deadline, random_state)
+        if sum(from_deflation[1]) > sum(polished[1]) * (1.0 + 1e-12):
+            polished, start = from_deflation, "deflation"
     best_supports = polished[0]
 
     components = [finish_component(A, s) for s in best_supports]
@@ -545,10 +546,13 @@ def _best_single(A, k, random_state):
     return max(found, key=lambda out: out.value)
 
 
-def _deflation_supports(A, k, K, random_state):
-    """K disjoint supports, one at a time, each word set removed before the next."""
+def _deflation_supports(A, k, K, random_state, deadline):
+    """K disjoint supports, one at a time, each word set removed before the next (None when
+    ``deadline`` passes first)."""
     supports, view = [], A
     for _ in range(K):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         out = _best_single(view, k, random_state)
         supports.append(out.indices)
         view = view.remove(out.indices)
