@@ -3,14 +3,17 @@ vocabulary that turns token lists into a sparse document-word matrix chunk by ch
 
 The recipe (SPEC, "Inputs"): lower-case, drop URLs and @mentions, keep hashtag words without
 '#' (all three inside the token pattern, see :class:`Tokenizer`), keep tokens of at least
-``min_length`` characters that start with a letter (apostrophes inside a word are kept, so
-"don't" and "a320's" are one token each), drop stop words, drop words found in fewer than
-``min_count`` documents, then weight (binary by default). On the airline tweets this gives
-exactly the published ``matrices/airline.mtx`` (less the word 'amp', as we unescape ``&amp;``).
+``min_length`` characters that start with a letter (apostrophes and combining marks inside a
+word are kept, so "don't" and "a320's" are one token each), drop stop words, drop words found
+in fewer than ``min_count`` documents, then weight (binary by default). With
+``--stopwords english-2013`` this gives exactly the published ``matrices/airline.mtx`` on the
+airline tweets (less the word 'amp', as we unescape ``&amp;``); the default ``english`` also
+applies the apostrophe rules of :mod:`spca_cli.corpus.stopwords`.
 
-Stop words and ``min_count`` are applied to whole columns once the corpus is read
-(:func:`filter_words`); removing a word everywhere gives the same matrix as removing it from
-every token list, and costs one pass over the nonzeros instead of one set lookup per token.
+Stop words (and the apostrophe rules) are applied to tokens as they are read, through a cached
+map (:class:`_Forms`), because n-grams must be formed after they are gone; ``min_count`` is
+applied to whole columns once the corpus is read (:func:`filter_words`), which is also where
+the stop words of an already tokenised input (UCI, a saved corpus) are removed.
 """
 
 from __future__ import annotations
