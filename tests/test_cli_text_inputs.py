@@ -206,6 +206,16 @@ def test_stdin_through_ingest_info_and_spectrum(tmp_path):
     assert json.loads(spectrum.stdout)["paths"] == ["-"]
 
 
+def test_daily_reads_stdin(tmp_path):
+    result = invoke(["daily", "-", "--input-format", "csv", "--out", tmp_path, "--date",
+                     "2015-02-17", "-k", "2", "-c", "1", "--min-count", "1", "--quiet"],
+                    input=CSV.read_bytes())
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "2015-02-17.json").read_text(encoding="utf-8"))
+    assert doc["documents"] == 5 and doc["input"]["paths"] == ["-"]
+    assert len(doc["components"][0]["words"]) == 2
+
+
 def test_stdin_errors_name_stdin(tmp_path):
     fails(["topics", "-"], "Error: reading standard input (-) needs --input-format", input=b"x")
     fails(["info", "-", "--input-format", "csv"], "Error: -: standard input is empty", input=b"")
