@@ -27,8 +27,9 @@ import time
 import click
 
 from spca_cli.corpus import FORMATS, MatrixInput, format_time, load_input, save_corpus
+from spca_cli.corpus.sources import open_inputs
 from spca_cli.corpus.summary import summarize
-from spca_cli.corpus.tokenize import WEIGHTINGS
+from spca_cli.corpus.tokenize import WEIGHTINGS, parse_ngram_range
 from spca_cli.errors import SpcaError, SpcaInputError, SpcaParameterError
 from spca_cli.files import atomic_output, atomic_write
 from spca_cli.progress import byte_progress, status, task_progress
@@ -56,10 +57,22 @@ def cli():
 
 
 # ---------------------------------------------------------------------- shared options
+def _ngram_option(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        low, high = parse_ngram_range(value)
+    except SpcaParameterError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--ngrams ")) from None
+    return f"{low}-{high}"
+
+
 def _ingest_option_list(format_names):
     return [
         click.option(*format_names, "input_format", type=click.Choice(FORMATS), default="auto",
-                     show_default=True, help="Input kind; auto tells it from the file name."),
+                     show_default=True,
+                     help="Input kind; auto tells it from the file name. Required for - "
+                          "(standard input)."),
         click.option("--vocab", metavar="FILE",
                      help="Vocabulary of a UCI docword file [default: vocab.NAME.txt beside it]."),
         click.option("--text-column", metavar="NAME",
@@ -78,8 +91,17 @@ def _ingest_option_list(format_names):
                      help="Drop words in fewer than N documents [default: 2; UCI 1]."),
         click.option("--min-length", type=click.IntRange(min=1), metavar="N",
                      help="Drop words shorter than N characters [default: 3; UCI 1]."),
-        click.option("--stopwords", metavar="english|none|FILE",
-                     help="Stop words to drop [default: english; UCI none]."),
+        click.option("--stopwords", metavar="LIST,...",
+                     help="Stop words to drop: comma-separated language names (english, "
+                          "spanish, french, ...; english-2013 = the paper's exact recipe) and "
+                          "files of one word per line, united; none = keep all "
+                          "[default: english; UCI none]."),
+        click.option("--lang", metavar="CODE", multiple=True,
+                     help="Keep documents whose language field (JSON lang, CSV lang/language) "
+                          "is CODE, e.g. en (repeat: any of them)."),
+        click.option("--ngrams", metavar="MIN-MAX", callback=_ngram_option,
+                     help="Terms of MIN to MAX consecutive words, e.g. 1-2 for words and "
+                          "two-word phrases (stop words removed first) [default: 1-1]."),
         click.option("--weighting", type=click.Choice(WEIGHTINGS),
                      help="Matrix entries [default: binary; UCI count]."),
     ]
@@ -108,12 +130,15 @@ quiet_option = click.option("-q", "--quiet", is_flag=True,
 
 def load_from_options(inputs, *, labels=None, quiet=False, input_format="auto", **ingest_kwargs):
     """Load any input (SPEC's table) with the options of :func:`ingest_options`, drawing a
-    progress bar on a terminal. Returns a Corpus or MatrixInput."""
-    paths = list(inputs)
-    total = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
-    with byte_progress(total, "Reading", quiet=quiet) as progress:
-        return load_input(paths, labels=labels, format=input_format, progress=progress,
-                          **ingest_kwargs)
+    progress bar on a terminal. Returns a Corpus or MatrixInput.
+
+    ``inputs`` may hold ``-`` (stdin), folders and glob patterns
+    (:func:`~spca_cli.corpus.sources.open_inputs`)."""
+    with open_inputs(list(inputs), input_format) as resolved:
+        total = sum(os.path.getsize(p) for p in resolved.files if os.path.isfile(p))
+        with byte_progress(total, "Reading", quiet=quiet) as progress:
+            return load_input(resolved, labels=labels, format=input_format, progress=progress,
+                              **ingest_kwargs)
 
 
 # ---------------------------------------------------------------------- ingest
@@ -367,22 +392,6 @@ def topics(ctx, inputs, output_format, output, labels, quiet, **kwargs):
 
 
 # ---------------------------------------------------------------------- daily
-def _expand_globs(inputs):
-    """Inputs as given, with quoted glob patterns (as cron passes them) expanded, sorted."""
-    import glob
-
-    paths = []
-    for item in inputs:
-        if os.path.exists(item) or not glob.has_magic(item):
-            paths.append(item)
-            continue
-        matches = sorted(glob.glob(item))
-        if not matches:
-            raise SpcaInputError(item, "the pattern matches no files")
-        paths.extend(matches)
-    return paths
-
-
 def _append_log(log_file, line):
     if log_file:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -421,15 +430,16 @@ def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwa
     try:
         tz = resolve_timezone(tz_name)
         day = resolve_day(date_text, yesterday=yesterday, tz=tz)
-        paths = _expand_globs(inputs)
 
         def read(paths, start, end):
             # --until is inclusive to the second, and times are whole seconds: [start, end)
             return load_input(paths, since=start, until=end - datetime.timedelta(seconds=1),
                               **_input_kwargs(kwargs))
 
-        outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read,
-                            topics=lambda corpus: compute_topics(corpus, **topic_kwargs))
+        # quoted globs (as cron passes them), folders and stdin resolved once, for every read
+        with open_inputs(list(inputs), kwargs.get("input_format", "auto")) as paths:
+            outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read,
+                                topics=lambda corpus: compute_topics(corpus, **topic_kwargs))
     except SpcaError as exc:
         _append_log(log_file, f"day={day} status=error {exc}")
         raise
@@ -504,8 +514,8 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, **ingest_kwargs):
     if plot:
         _plot_spectrum(values, plot, title=str(data.path))
     if output_format == "json":
-        click.echo(json.dumps({"path": str(data.path), "eigenvalues": values, "trace": total},
-                              indent=2))
+        click.echo(json.dumps({"path": str(data.path), "paths": list(data.paths),
+                               "eigenvalues": values, "trace": total}, indent=2))
         return
     from rich.console import Console
     from rich.table import Table

@@ -91,7 +91,9 @@ def render_table(doc, *, width=None):
     sources = []
     for c, finder in zip(doc["components"], found_by):
         # words come from tweets and may contain '[': Text() keeps rich from reading markup
-        cells = [str(c["index"]), Text(" ".join(c["words"])),
+        # a phrase of --ngrams holds a space, so the words are then separated by commas
+        sep = ", " if any(" " in w for w in c["words"]) else " "
+        cells = [str(c["index"]), Text(sep.join(c["words"])),
                  f"{c['explained_variance']:.6g}", f"{c['variance_ratio']:.4f}",
                  f"{c['cumulative_ratio']:.4f}", f"{c['upper_bound']:.6g}",
                  f"{c['certified_ratio']:.4f}"]

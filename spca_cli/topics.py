@@ -76,6 +76,7 @@ def _gram_and_labels(data):
         labels = np.asarray(data.labels, dtype=object)
         summary = {"path": str(data.path), "documents": None, "words": int(data.A.shape[0]),
                    "nonzeros": int(np.count_nonzero(data.A))}
+    summary["paths"] = list(getattr(data, "paths", None) or [summary["path"]])
     return A, labels, summary
 
 

@@ -75,8 +75,9 @@ def test_info_json_on_saved_corpus_and_raw_input(runner, tmp_path):
                         catch_exceptions=False)
         assert result.exit_code == 0, result.output
         info = json.loads(result.stdout)
+        # SPEC's keys in SPEC's order, then our extension: every file read
         assert list(info) == ["path", "kind", "documents", "words", "nonzeros", "first_time",
-                              "last_time", "top_words", "eigenvalues"]
+                              "last_time", "top_words", "eigenvalues", "paths"]
         assert info["kind"] == kind and info["path"] == str(source)
         assert (info["documents"], info["words"], info["nonzeros"]) == (4, 4, 5)
         assert info["first_time"] == "2015-02-17T11:53:37-08:00"

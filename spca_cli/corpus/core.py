@@ -29,6 +29,9 @@ class Corpus:
         The input path as given (the first one if several).
     options : dict
         The ingest options it was built with, JSON-ready.
+    paths : list of str
+        Every file read, in order (``-`` for standard input); ``path`` names the inputs as
+        they were given (several joined with ', ').
     """
 
     S: sp.csr_array
@@ -38,6 +41,7 @@ class Corpus:
     kind: str = "text"
     path: str = ""
     options: dict = field(default_factory=dict)
+    paths: list = field(default_factory=list)
 
     @property
     def n_documents(self):
@@ -63,12 +67,15 @@ class MatrixInput:
         From ``--labels FILE``, else "0" .. "n-1".
     path : str
     kind : str, default='npy'
+    paths : list of str
+        The file read (as for :class:`Corpus`).
     """
 
     A: np.ndarray
     labels: np.ndarray
     path: str
     kind: str = "npy"
+    paths: list = field(default_factory=list)
 
     @property
     def n_words(self):

@@ -15,11 +15,15 @@ import numpy as np
 from spca_cli.corpus._io import check_file, is_gzip, line_ranges
 from spca_cli.corpus.core import Corpus
 from spca_cli.corpus.matrix_files import read_mtx, read_npy
+from spca_cli.corpus.scripts import UNSEGMENTED_MAX
+from spca_cli.corpus.sources import open_inputs
+from spca_cli.corpus.stopwords import english_form, resolve_stopwords
 from spca_cli.corpus.store import load_corpus
 from spca_cli.corpus.text import iter_text
 from spca_cli.corpus.times import parse_bound
 from spca_cli.corpus.tokenize import (WEIGHTINGS, VocabularyBuilder, apply_weighting,
-                                      filter_words, make_analyzer, merge_parts, read_stopwords)
+                                      filter_words, make_analyzer, merge_parts,
+                                      parse_ngram_range, read_stopwords)
 from spca_cli.corpus.tweets import first_fields, iter_csv, iter_jsonl
 from spca_cli.corpus.uci import is_docword_name, read_uci
 from spca_cli.errors import SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
@@ -59,15 +63,6 @@ def detect_format(path):
     raise SpcaInputError(path, "cannot tell the input format from the file name (expected "
                                "docword.NAME.txt, .csv, .jsonl, .json, .txt, .npz, .npy or .mtx, "
                                "optionally .gz); give --format")
-
-
-def _as_paths(path_or_paths):
-    if isinstance(path_or_paths, (str, os.PathLike)):
-        return [os.fspath(path_or_paths)]
-    paths = [os.fspath(p) for p in path_or_paths]
-    if not paths:
-        raise SpcaParameterError("no input given")
-    return paths
 
 
 def _kinds(paths, format):
@@ -133,8 +128,14 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
                 times, offsets = times[hit], offsets[hit]
     if S.shape[0] == 0:
         return None, described
+    stoplist = resolve_stopwords(settings["stopwords"])
+    stopwords = stoplist.words
+    if stoplist.english_rules and not min_length_applied:
+        # a saved or published vocabulary: its contractions of stop words go with them
+        stopwords = stopwords | {w for w in vocabulary.tolist()
+                                 if "'" in w and english_form(w, stoplist.words) == ""}
     S, vocabulary = filter_words(
-        S, vocabulary, stopwords=read_stopwords(settings["stopwords"]),
+        S, vocabulary, stopwords=stopwords,
         min_count=int(settings["min_count"]),
         min_length=1 if min_length_applied else int(settings["min_length"]))
     if S.shape[1] == 0:
@@ -153,14 +154,16 @@ def _no_documents(path, described):
 
 def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_column=None,
                 since=None, until=None, contains=(), min_count=None, min_length=None,
-                stopwords=None, weighting=None, progress=None):
+                stopwords=None, weighting=None, lang=(), ngrams=None, progress=None):
     """Read one or more input files into a :class:`Corpus`.
 
     Parameters
     ----------
-    paths : str or list of str
+    paths : str or list of str, or Inputs
         Input files, all of one kind. Several raw text files (CSV, JSON lines, text) are read
-        as one corpus, in the order given.
+        as one corpus, in the order given. ``-`` is standard input (``format`` required), a
+        folder its files of a known kind, a glob pattern its matches
+        (:mod:`spca_cli.corpus.sources`).
     format : {'auto', 'uci', 'csv', 'jsonl', 'text'}, default='auto'
         'auto' tells the kind from each file name (SPEC, "Inputs").
     vocab : str, optional
@@ -176,11 +179,16 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
         Drop words found in fewer documents; default 2 for raw text, 1 for UCI.
     min_length : int, optional
         Drop words shorter than this; default 3 for raw text, 1 for UCI.
-    stopwords : {'english', 'none'} or str, optional
-        Stop word list or a file with one word per line; default 'english' for raw text,
-        'none' for UCI.
+    stopwords : str, optional
+        Comma-separated stop lists and files (:mod:`spca_cli.corpus.stopwords`), or 'none';
+        default 'english' for raw text, 'none' for UCI.
     weighting : {'binary', 'count', 'tfidf'}, optional
         Default 'binary' for raw text, 'count' for UCI.
+    lang : sequence of str
+        Keep the documents whose language field (JSON ``lang``, CSV ``lang`` / ``language``)
+        matches one of these codes.
+    ngrams : str or (int, int), optional
+        N-gram range of the terms, e.g. ``"1-2"``; default unigrams.
     progress : callable, optional
         Called with the number of input bytes read since the last call.
 
@@ -201,18 +209,45 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
     Exact duplicate documents are kept (see :mod:`spca_cli.corpus.tweets`); empty documents are
     kept as empty rows so that row i is always the i-th document read.
     """
-    paths = _as_paths(paths)
+    with open_inputs(paths, format) as inputs:
+        corpus = _read_corpus(inputs.files, name=inputs.label, format=format, vocab=vocab,
+                              text_column=text_column, time_column=time_column, since=since,
+                              until=until, contains=contains, min_count=min_count,
+                              min_length=min_length, stopwords=stopwords, weighting=weighting,
+                              lang=lang, ngrams=ngrams, progress=progress)
+        corpus.options["inputs"] = list(inputs.names)
+        corpus.paths = list(inputs.names)
+    return corpus
+
+
+def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since, until,
+                 contains, min_count, min_length, stopwords, weighting, lang, ngrams, progress):
+    """:func:`read_corpus` on resolved files; ``name`` (the inputs as given) names the corpus
+    in its messages."""
     kind = _kinds(paths, format)
     contains = tuple(contains or ())
+    lang = tuple(lang or ())
     lo, hi = _time_window(since, until)
     raw = kind in RAW_KINDS
     settings = _resolve(dict(min_count=min_count, min_length=min_length, stopwords=stopwords,
                              weighting=weighting), "raw" if raw else "tokenised")
     read_stopwords(settings["stopwords"])  # a missing stop word file is reported before reading
+    ngram_range = parse_ngram_range(ngrams or (1, 1))
     options = {"format": kind, "inputs": paths, "vocab": vocab, "since": _iso(since),
                "until": _iso(until), "contains": list(contains), **settings}
     if kind not in ("csv", "jsonl") and (text_column or time_column):
         raise SpcaParameterError("--text-column and --time-column apply to CSV and JSON lines only")
+    if lang:
+        if kind not in ("csv", "jsonl"):
+            raise SpcaInputError(name, f"{kind} input has no language field, so --lang cannot "
+                                       "apply (it reads JSON 'lang' or a CSV 'lang'/'language' "
+                                       "column)")
+        options["lang"] = list(lang)
+    if ngrams is not None:
+        if not raw:
+            raise SpcaParameterError("--ngrams applies to raw text (CSV, JSON lines, text), "
+                                     f"not to {kind} input, which is tokenised already")
+        options["ngrams"] = list(ngram_range)
 
     if kind == "uci":
         if lo is not None or hi is not None:
@@ -228,9 +263,9 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
     else:
         if vocab:
             raise SpcaParameterError("--vocab applies to UCI docword files only")
-        analyzer = make_analyzer(int(settings["min_length"]))
+        analyzer = make_analyzer(int(settings["min_length"]), settings["stopwords"], ngram_range)
         S, vocabulary, times, offsets, meta = _stream(paths, kind, analyzer, lo, hi,
-                                                      text_column, time_column, progress)
+                                                      text_column, time_column, progress, lang)
         options.update(meta)
         min_length_applied = True
 
@@ -239,25 +274,26 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
             if len(tokens) != 1:
                 raise SpcaParameterError(f"--contains {word!r} is not one word under the "
                                          f"tokenising rules (letters first, at least "
-                                         f"{settings['min_length']} characters)")
+                                         f"{settings['min_length']} characters, not a stop "
+                                         "word)")
             return tokens[0]
 
+    row_filters = (["--since/--until"] if lo is not None or hi is not None else []) + (
+        ["--lang " + " ".join(lang)] if lang else [])
     if S.shape[0] == 0:
-        if lo is None and hi is None:
-            raise SpcaNoDocumentsError(paths[0], "has no documents")
-        raise _no_documents(paths[0], ["--since/--until"])
+        if not row_filters:
+            raise SpcaNoDocumentsError(name, "has no documents")
+        raise _no_documents(name, row_filters)
     ids = _contains_ids(contains, vocabulary, to_token)
-    result, described = _finish(S, vocabulary, times, offsets, path=paths[0], contains_ids=ids,
+    result, described = _finish(S, vocabulary, times, offsets, path=name, contains_ids=ids,
                                 contains=contains, settings=settings,
                                 min_length_applied=min_length_applied)
     if result is None:
-        if lo is not None or hi is not None:
-            described.insert(0, "--since/--until")
-        raise _no_documents(paths[0], described)
+        raise _no_documents(name, row_filters + described)
     S, vocabulary, times, offsets = result
     corpus = Corpus(S=S, vocabulary=vocabulary, times=times, tz_offsets=offsets, kind=kind,
-                    path=paths[0], options=options)
-    logger.info("%s: %d documents, %d words, %d nonzeros", paths[0], corpus.n_documents,
+                    path=name, options=options)
+    logger.info("%s: %d documents, %d words, %d nonzeros", name, corpus.n_documents,
                 corpus.n_words, corpus.nnz)
     return corpus
 
@@ -308,19 +344,22 @@ def _read_chunks(chunks, builder, analyzer, lo, hi, path):
     return epochs, offsets, all_timed
 
 
-def _read_range(path, kind, min_length, lo, hi, text_column, decided, byte_range):
+def _read_range(path, kind, analyzer_settings, lo, hi, text_column, decided, byte_range,
+                languages):
     """One worker of the parallel ingest: the counts of the lines in ``byte_range``."""
     builder = VocabularyBuilder()
     meta = {}
     kwargs = dict(meta=meta, byte_range=byte_range)
     if kind == "jsonl":
-        kwargs.update(text_column=text_column, decided=decided)
+        kwargs.update(text_column=text_column, decided=decided, languages=languages)
+    analyzer = make_analyzer(*analyzer_settings)
     epochs, offsets, all_timed = _read_chunks(_READERS[kind](path, **kwargs), builder,
-                                              make_analyzer(min_length), lo, hi, path)
-    return builder.part(), epochs, offsets, all_timed, meta.get("skipped", 0)
+                                              analyzer, lo, hi, path)
+    return (builder.part(), epochs, offsets, all_timed, meta.get("skipped", 0),
+            analyzer.segmenter.dropped)
 
 
-def _parallel_plan(path, kind, text_column, time_column):
+def _parallel_plan(path, kind, text_column, time_column, languages=()):
     """(byte ranges, decided fields) when ``path`` is worth reading in parallel, else None."""
     workers = _n_workers()
     if kind not in ("jsonl", "text") or workers < 2 or "fork" not in mp.get_all_start_methods():
@@ -331,14 +370,15 @@ def _parallel_plan(path, kind, text_column, time_column):
     if kind == "jsonl":
         # which fields hold the text and time is decided by the file's first object with text,
         # which the workers of later ranges do not see
-        decided = first_fields(path, text_column=text_column, time_column=time_column)
+        decided = first_fields(path, text_column=text_column, time_column=time_column,
+                               need_lang=bool(languages))
         if decided is None:
             return None
     # two ranges per worker, so a worker slowed by a busy core takes fewer of them
     return line_ranges(path, 2 * workers), decided
 
 
-def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress):
+def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, languages=()):
     """[(part, epochs, offsets, all_timed)] of the ranges of ``path``, read by worker processes,
     or None when a worker met bad input (the serial reader then reports it with its line)."""
     ranges, decided = plan
@@ -349,13 +389,14 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress):
     skipped = 0
     with ProcessPoolExecutor(max_workers=min(_n_workers(), len(ranges)),
                              mp_context=context) as pool:
-        futures = [pool.submit(_read_range, path, kind, analyzer.min_length, lo, hi, text_column,
-                               decided, r) for r in ranges]
+        futures = [pool.submit(_read_range, path, kind, analyzer.settings, lo, hi, text_column,
+                               decided, r, languages) for r in ranges]
         try:
             for (start, stop), future in zip(ranges, futures):
-                part, epochs, offsets, all_timed, n_skipped = future.result()
+                part, epochs, offsets, all_timed, n_skipped, n_dropped = future.result()
                 results.append((part, epochs, offsets, all_timed))
                 skipped += n_skipped
+                analyzer.segmenter.dropped += n_dropped
                 if progress is not None:
                     progress(stop - start)
         except (SpcaInputError, BrokenProcessPool) as exc:
@@ -369,7 +410,7 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress):
     return results
 
 
-def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress):
+def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, languages=()):
     """Tokenise the documents of ``paths`` chunk by chunk into counts (S, vocabulary, times).
 
     Big uncompressed JSON-lines and text files are split into byte ranges of whole lines read
@@ -383,16 +424,18 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress):
     meta = {}
     for path in paths:
         file_meta = {}
-        plan = _parallel_plan(path, kind, text_column, time_column)
+        plan = _parallel_plan(path, kind, text_column, time_column, languages)
         pieces = None
         if plan is not None:
-            pieces = _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress)
+            pieces = _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress,
+                                    languages)
             if pieces is not None and kind == "jsonl":
                 file_meta = {"text_column": text_column or "text", "time_column": plan[1][1]}
         if pieces is None:
             kwargs = dict(progress=progress, meta=file_meta)
             if kind != "text":
-                kwargs.update(text_column=text_column, time_column=time_column)
+                kwargs.update(text_column=text_column, time_column=time_column,
+                              languages=languages)
             builder = VocabularyBuilder()
             file_epochs, file_offsets, timed = _read_chunks(_READERS[kind](path, **kwargs),
                                                             builder, analyzer, lo, hi, path)
@@ -403,6 +446,10 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress):
             offsets.extend(file_offsets)
             all_timed &= timed
         meta = meta or dict(file_meta)  # the columns used, as found in the first file
+    if analyzer.segmenter.dropped:
+        logger.warning("%s: dropped %d runs of Lao, Khmer or Myanmar text longer than %d "
+                       "characters (no word segmenter for these scripts)", paths[0],
+                       analyzer.segmenter.dropped, UNSEGMENTED_MAX)
     S, vocabulary = merge_parts(parts)
     if all_timed and epochs:
         times = np.concatenate(epochs).astype(np.int64)
@@ -415,7 +462,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress):
 
 
 _INGEST_KEYS = ("vocab", "text_column", "time_column", "since", "until", "contains",
-                "min_count", "min_length", "stopwords", "weighting")
+                "min_count", "min_length", "stopwords", "weighting", "lang", "ngrams")
 
 
 def _given(options):
@@ -428,7 +475,9 @@ def load_input(path_or_paths, *, labels=None, progress=None, **ingest_options):
 
     Parameters
     ----------
-    path_or_paths : str or list of str
+    path_or_paths : str or list of str, or Inputs
+        Files, ``-`` (stdin, with ``format``), folders or glob patterns
+        (:func:`~spca_cli.corpus.sources.open_inputs`).
     labels : str, optional
         Names of the rows/columns of a ``.npy`` or ``.mtx`` matrix (one per line).
     progress : callable, optional
@@ -441,17 +490,30 @@ def load_input(path_or_paths, *, labels=None, progress=None, **ingest_options):
     -------
     Corpus or MatrixInput
     """
-    paths = _as_paths(path_or_paths)
     format = ingest_options.pop("format", None) or "auto"
     unknown = set(ingest_options) - set(_INGEST_KEYS)
     if unknown:
         raise TypeError(f"load_input() got unexpected options {sorted(unknown)}")
+    with open_inputs(path_or_paths, format) as inputs:
+        data = _load_files(inputs, format, labels, progress, ingest_options)
+        data.paths = list(inputs.names)
+    return data
+
+
+def _load_files(inputs, format, labels, progress, ingest_options):
+    paths = inputs.files
     kind = _kinds(paths, format) if format == "auto" else format
     if kind in ("uci", *RAW_KINDS):
         if labels:
             raise SpcaParameterError("--labels applies to .npy and .mtx inputs only")
-        return read_corpus(paths, format=format, progress=progress, **ingest_options)
+        return read_corpus(inputs, format=format, progress=progress, **ingest_options)
     given = _given(ingest_options)
+    if "lang" in given:
+        raise SpcaInputError(paths[0], f"{kind} input has no language field, so --lang cannot "
+                                       "apply (give the raw CSV or JSON lines file)")
+    if "ngrams" in given:
+        raise SpcaParameterError(f"--ngrams cannot apply to a {kind} input, which is "
+                                 "tokenised already (give it to spca ingest with the raw text)")
     if kind == "npy":
         if given:
             raise SpcaParameterError(f"{_flags(given)} cannot apply to a matrix input (.npy)")

@@ -52,4 +52,5 @@ def summarize(data, *, top=10, n_eigenvalues=5):
         eigen = top_eigenpairs(gram, n_eigenvalues, method=single_call_method(gram))
         values = [float(v) for v in eigen.values]
     out["eigenvalues"] = values
+    out["paths"] = list(data.paths) or [str(data.path)]
     return out

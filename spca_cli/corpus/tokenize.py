@@ -3,27 +3,31 @@ vocabulary that turns token lists into a sparse document-word matrix chunk by ch
 
 The recipe (SPEC, "Inputs"): lower-case, drop URLs and @mentions, keep hashtag words without
 '#' (all three inside the token pattern, see :class:`Tokenizer`), keep tokens of at least
-``min_length`` characters that start with a letter (apostrophes inside a word are kept, so
-"don't" and "a320's" are one token each), drop stop words, drop words found in fewer than
-``min_count`` documents, then weight (binary by default). On the airline tweets this gives
-exactly the published ``matrices/airline.mtx`` (less the word 'amp', as we unescape ``&amp;``).
+``min_length`` characters that start with a letter (apostrophes and combining marks inside a
+word are kept, so "don't" and "a320's" are one token each), drop stop words, drop words found
+in fewer than ``min_count`` documents, then weight (binary by default). With
+``--stopwords english-2013`` this gives exactly the published ``matrices/airline.mtx`` on the
+airline tweets (less the word 'amp', as we unescape ``&amp;``); the default ``english`` also
+applies the apostrophe rules of :mod:`spca_cli.corpus.stopwords`.
 
-Stop words and ``min_count`` are applied to whole columns once the corpus is read
-(:func:`filter_words`); removing a word everywhere gives the same matrix as removing it from
-every token list, and costs one pass over the nonzeros instead of one set lookup per token.
+Stop words (and the apostrophe rules) are applied to tokens as they are read, through a cached
+map (:class:`_Forms`), because n-grams must be formed after they are gone; ``min_count`` is
+applied to whole columns once the corpus is read (:func:`filter_words`), which is also where
+the stop words of an already tokenised input (UCI, a saved corpus) are removed.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, TfidfTransformer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
-from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.corpus.scripts import MIN_PIECE, Segmenter, mark_class, no_space_pattern
+from spca_cli.corpus.stopwords import StopList, english_form, resolve_stopwords
+from spca_cli.errors import SpcaParameterError
 
 __all__ = [
     "Tokenizer",
@@ -31,6 +35,7 @@ __all__ = [
     "VocabularyBuilder",
     "merge_parts",
     "read_stopwords",
+    "parse_ngram_range",
     "filter_words",
     "apply_weighting",
     "WEIGHTINGS",
@@ -51,18 +56,70 @@ _DROPPED = r"(?:https?://|www\.)\S*|@\w+"
 
 
 def token_pattern(min_length=3):
-    """The regular expression of one token: a letter, then letters, digits, '_' or "'".
+    """The regular expression of one token: a letter, then letters, combining marks, digits,
+    '_' or "'".
 
-    The trailing ``\\b`` makes the regex give back a trailing apostrophe ("flights'" -> "flights").
+    Combining marks (Thai vowel signs, Devanagari matras, Arabic harakat) are part of a word:
+    Python's ``\\w`` leaves them out, so they are added from :func:`mark_class`. The trailing
+    ``(?<!')`` makes the regex give back a trailing apostrophe ("flights'" -> "flights").
     """
     if min_length < 1:
         raise SpcaParameterError(f"--min-length must be at least 1, got {min_length}")
-    return r"(?u)\b[^\W\d_][\w']{%d,}\b" % (min_length - 1)
+    return r"(?u)\b[^\W\d_][\w'%s]{%d,}(?<!')" % (mark_class(), min_length - 1)
 
 
-def _chunk_pattern(min_length):
+def _chunk_pattern(min_length, no_space=False):
+    """The chunk pattern; with ``no_space`` a run of a script without spaces (Thai, Chinese,
+    Japanese, ...) is one match of its own, and a word may start right after one."""
     word = token_pattern(min_length)[len("(?u)"):]
-    return r"(?u)%s|(%s|%s)" % (_DROPPED, SEPARATOR, word)
+    if not no_space:
+        return r"(?u)%s|(%s|%s)" % (_DROPPED, SEPARATOR, word)
+    runs, any_char = no_space_pattern()
+    # \b would not see a word start after a Han or Thai letter (both are \w)
+    word = r"(?<![^\W%s])" % any_char.pattern[1:-1] + word[len(r"\b"):]
+    return r"(?u)%s|(%s|%s|%s)" % (_DROPPED, SEPARATOR, runs, word)
+
+
+def parse_ngram_range(value):
+    """``"1-2"`` / ``"2"`` / ``(1, 2)`` -> (1, 2), checked: 1 <= low <= high."""
+    if isinstance(value, str):
+        parts = value.strip().split("-")
+        try:
+            numbers = [int(p) for p in parts]
+        except ValueError:
+            numbers = []
+        if len(numbers) not in (1, 2):
+            raise SpcaParameterError(f"--ngrams must be N or MIN-MAX (e.g. 1-2), got {value!r}")
+        value = (numbers[0], numbers[-1])
+    low, high = (int(v) for v in value)
+    if not 1 <= low <= high:
+        raise SpcaParameterError(f"--ngrams must satisfy 1 <= MIN <= MAX, got {low}-{high}")
+    return low, high
+
+
+class _Forms(dict):
+    """token -> the token kept ('' = dropped): stop words out, English apostrophe rules.
+
+    Each distinct token is worked out once (``__missing__``); mapping a chunk is then one
+    C-level ``map`` over a dict, as cheap as the vocabulary lookup itself.
+    """
+
+    def __init__(self, stoplist, min_length):
+        super().__init__({SEPARATOR: SEPARATOR, "": ""})
+        self.words = stoplist.words
+        self.english = stoplist.english_rules
+        self.min_length = min_length
+
+    def __missing__(self, token):
+        form = token
+        if self.english:
+            form = english_form(token, self.words)
+            if form != token and len(form) < self.min_length:
+                form = ""  # "ab's" -> "ab", shorter than any token
+        if form in self.words:
+            form = ""
+        self[token] = form
+        return form
 
 
 class Tokenizer:
@@ -72,6 +129,12 @@ class Tokenizer:
     ----------
     min_length : int, default=3
         Shortest token kept (characters).
+    stopwords : str or StopList, optional
+        A ``--stopwords`` specification (:func:`~spca_cli.corpus.stopwords.resolve_stopwords`);
+        default none. Stop words are dropped as tokens are read, before n-grams are formed.
+    ngram_range : (int, int), default=(1, 1)
+        As CountVectorizer's: every run of MIN to MAX consecutive kept tokens of a document is
+        a term, its words joined by one space ("customer service").
 
     Notes
     -----
@@ -80,40 +143,104 @@ class Tokenizer:
     empty tokens that are dropped. ``CountVectorizer``'s per-document analyzer costs several
     Python calls per document, most of the ingest time at a million tweets, so its preprocessor
     and tokenizer are applied to a whole chunk joined with :data:`SEPARATOR`: one C-level regex
-    pass per chunk. Stop words are not given to the vectorizer; :func:`filter_words` removes them
-    as columns.
+    pass per chunk. A chunk with text of a script written without spaces (rare in most
+    corpora, so the test is one search) is tokenised by a second pattern that also matches
+    runs of that script, and each run is cut into words by
+    :class:`~spca_cli.corpus.scripts.Segmenter`. Stop words are dropped token by token through
+    a cached map (:class:`_Forms`), then n-grams are formed, as CountVectorizer does.
 
     Examples
     --------
     >>> Tokenizer(3)("Thanks @united! Don't lose #Bags http://t.co/x")
     ['thanks', "don't", 'lose', 'bags']
+    >>> Tokenizer(3, "english", (1, 2))("The customer service didn’t answer my calls")
+    ['customer', 'service', 'answer', 'calls', 'customer service', 'service answer', 'answer calls']
     """
 
-    def __init__(self, min_length=3):
+    def __init__(self, min_length=3, stopwords=None, ngram_range=(1, 1)):
         self.min_length = min_length
-        self.vectorizer = CountVectorizer(preprocessor=str.lower,
+        self.stoplist = (stopwords if isinstance(stopwords, StopList)
+                         else resolve_stopwords(stopwords))
+        self.ngram_range = parse_ngram_range(ngram_range)
+        lower = str.lower
+        if self.stoplist.unify_apostrophes:
+            def lower(text):
+                return text.lower().replace("\u2019", "'")
+        self.vectorizer = CountVectorizer(preprocessor=lower,
                                           token_pattern=_chunk_pattern(min_length),
                                           lowercase=False, stop_words=None)
         self._preprocess = self.vectorizer.build_preprocessor()
         self._tokenize = self.vectorizer.build_tokenizer()
+        self._tokenize_no_space = CountVectorizer(
+            token_pattern=_chunk_pattern(min_length, no_space=True)).build_tokenizer()
+        self._has_no_space = no_space_pattern()[1].search
+        self._forms = (_Forms(self.stoplist, min_length)
+                       if self.stoplist.words or self.stoplist.english_rules else None)
+        self.segmenter = Segmenter()
+
+    @property
+    def settings(self):
+        """(min_length, stoplist, ngram_range): what a worker process needs to rebuild it."""
+        return self.min_length, self.stoplist, self.ngram_range
 
     def __call__(self, text):
-        """The tokens of one document."""
-        return [t for t in self._tokenize(self._preprocess(text)) if t and t != SEPARATOR]
+        """The terms of one document (unigrams first, then each n-gram length)."""
+        out = self.tokenize_chunk([text])
+        streams = out if isinstance(out, tuple) else (out,)
+        return [t for stream in streams for t in stream if t and t != SEPARATOR]
 
     def tokenize_chunk(self, texts):
         """The tokens of all ``texts`` in one list: :data:`SEPARATOR` between documents, and ''
-        where a URL or mention was dropped."""
+        where a URL, mention or stop word was dropped. With n-grams, a tuple of such lists
+        (one per n-gram length), each with the same separators."""
         joined = SEPARATOR.join(texts)
         if joined.count(SEPARATOR) != len(texts) - 1:
             # a document holds the separator itself (a control character, so almost never)
             joined = SEPARATOR.join(t.replace(SEPARATOR, " ") for t in texts)
-        return self._tokenize(self._preprocess(joined))
+        text = self._preprocess(joined)
+        if self._has_no_space(text):
+            tokens = self._segment(self._tokenize_no_space(text))
+        else:
+            tokens = self._tokenize(text)
+        if self._forms is not None:
+            tokens = list(map(self._forms.__getitem__, tokens))
+        if self.ngram_range == (1, 1):
+            return tokens
+        return self._ngrams(tokens)
+
+    def _segment(self, tokens):
+        """Replace each token holding text without spaces by its words."""
+        out = []
+        has = self._has_no_space
+        for token in tokens:
+            if not token or token == SEPARATOR or not has(token):
+                out.append(token)
+                continue
+            for piece in self.segmenter.split_token(token):
+                if has(piece[:1]):
+                    keep = len(piece) >= MIN_PIECE
+                else:  # the letters of another script beside the run ("iphone" of "iphone发布")
+                    keep = len(piece) >= self.min_length and piece[:1].isalpha()
+                if keep:
+                    out.append(piece)
+        return out
+
+    def _ngrams(self, tokens):
+        """One stream per n of the n-gram range, over the kept tokens of each document."""
+        kept = [t for t in tokens if t]
+        low, high = self.ngram_range
+        streams = [kept] if low == 1 else []
+        for n in range(max(low, 2), high + 1):
+            padded = kept + [SEPARATOR] * (n - 1)
+            windows = zip(*(padded[j:] for j in range(n)))
+            streams.append([w[0] if w[0] == SEPARATOR else
+                            ("" if SEPARATOR in w else " ".join(w)) for w in windows])
+        return tuple(streams)
 
 
-def make_analyzer(min_length=3):
-    """A function str -> list of tokens of one document (the recipe's analyzer)."""
-    return Tokenizer(min_length)
+def make_analyzer(min_length=3, stopwords=None, ngram_range=(1, 1)):
+    """A function str -> list of terms of one document (the recipe's analyzer)."""
+    return Tokenizer(min_length, stopwords, ngram_range)
 
 
 class VocabularyBuilder:
@@ -138,14 +265,19 @@ class VocabularyBuilder:
         self.n_documents = 0
 
     def add(self, tokens, n_documents):
-        """Add one chunk: the tokens of ``n_documents`` documents separated by SEPARATOR."""
+        """Add one chunk: the tokens of ``n_documents`` documents separated by SEPARATOR, or a
+        tuple of such lists (the n-gram streams of :meth:`Tokenizer.tokenize_chunk`)."""
         if n_documents == 0:
             return
-        ids = np.fromiter(map(self._vocab.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        is_sep = ids == 0
-        word = ids > 1
-        rows = np.cumsum(is_sep)[word]
-        ids = ids[word]
+        all_rows, all_ids = [], []
+        for stream in (tokens if isinstance(tokens, tuple) else (tokens,)):
+            ids = np.fromiter(map(self._vocab.__getitem__, stream), dtype=np.int64,
+                              count=len(stream))
+            word = ids > 1
+            all_rows.append(np.cumsum(ids == 0)[word])
+            all_ids.append(ids[word])
+        rows = np.concatenate(all_rows)
+        ids = np.concatenate(all_ids)
         # int32 counts while reading (half the memory of float64); float64 once, in finish()
         chunk = sp.csr_array((np.ones(len(ids), dtype=np.int32), (rows, ids)),
                              shape=(n_documents, len(self._vocab)))
@@ -212,19 +344,9 @@ def merge_parts(parts):
 
 
 def read_stopwords(stopwords):
-    """The stop word set for ``--stopwords english|none|FILE`` (FILE: one word per line)."""
-    if stopwords is None or stopwords == "none":
-        return frozenset()
-    if stopwords == "english":
-        return ENGLISH_STOP_WORDS
-    path = Path(stopwords)
-    if not path.is_file():
-        raise SpcaInputError(stopwords, "stop word file not found (use english, none or a FILE)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpcaInputError(stopwords, f"not UTF-8 text ({exc.reason})") from None
-    return frozenset(w.strip().lower() for w in text.splitlines() if w.strip())
+    """The stop word set of a ``--stopwords`` specification (see
+    :func:`~spca_cli.corpus.stopwords.resolve_stopwords`)."""
+    return resolve_stopwords(stopwords).words
 
 
 def keep_columns(S, keep):

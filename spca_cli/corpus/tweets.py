@@ -16,19 +16,40 @@ import csv
 import json
 import logging
 from html import unescape
-from itertools import islice
+from itertools import compress, islice
 
 from spca_cli.corpus._io import line_chunks, open_text
 from spca_cli.corpus.times import TimeFormatError, parse_timestamps
 from spca_cli.errors import SpcaInputError
 
-__all__ = ["iter_csv", "iter_jsonl", "first_fields", "TIME_COLUMNS", "CHUNK_DOCUMENTS"]
+__all__ = ["iter_csv", "iter_jsonl", "first_fields", "language_matcher", "TIME_COLUMNS",
+           "LANGUAGE_COLUMNS", "CHUNK_DOCUMENTS"]
 
 logger = logging.getLogger(__name__)
 
 TIME_COLUMNS = ("created_at", "tweet_created", "date")
 TEXT_KEYS = ("full_text", "text")  # JSON: the untruncated text first
 CHUNK_DOCUMENTS = 50_000
+# --lang reads the first of these columns a CSV file has; in JSON, Twitter's field "lang"
+LANGUAGE_COLUMNS = ("lang", "language")
+
+
+def language_matcher(languages):
+    """A function value -> bool for ``--lang`` codes, or None when no codes are given.
+
+    A value matches a code when they are equal ignoring case, or the value's primary subtag
+    is the code ("en-GB" and "en_US" match ``en``). A missing value matches nothing.
+    """
+    wanted = {str(code).strip().lower() for code in languages or ()}
+    if not wanted:
+        return None
+
+    def matches(value):
+        if not isinstance(value, str):
+            return False
+        value = value.strip().lower()
+        return value in wanted or value.replace("_", "-").split("-")[0] in wanted
+    return matches
 
 
 def _times(path, strings, lines, column):
@@ -42,7 +63,7 @@ def _times(path, strings, lines, column):
 
 
 def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=None,
-             chunk_size=None):
+             chunk_size=None, languages=None):
     """Chunks of a CSV file with a header row (RFC 4180: quoted fields may hold newlines).
 
     Parameters
@@ -58,8 +79,12 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
         Filled with the columns actually used (``text_column``, ``time_column``).
     chunk_size : int, optional
         Documents per chunk; default ``CHUNK_DOCUMENTS``.
+    languages : sequence of str, optional
+        ``--lang`` codes: keep the records whose ``lang`` (or ``language``) column matches
+        (:func:`language_matcher`); the file must have such a column.
     """
     meta = {} if meta is None else meta
+    matches = language_matcher(languages)
     chunk_size = chunk_size or CHUNK_DOCUMENTS
     csv.field_size_limit(1 << 24)  # a tweet is short, but other exports have long fields
     with open_text(path, progress, newline="") as (f, tracker):
@@ -87,6 +112,15 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
         di = header.index(time_name) if time_name is not None else None
         meta.update(text_column=text_name, time_column=time_name)
         need = max(ti, di if di is not None else 0)
+        li = None
+        if matches is not None:
+            lang_name = next((c for c in LANGUAGE_COLUMNS if c in header), None)
+            if lang_name is None:
+                raise SpcaInputError(path, f"no language column ({' or '.join(LANGUAGE_COLUMNS)})"
+                                           f" for --lang; the columns are: {', '.join(header)}",
+                                     line=1)
+            li = header.index(lang_name)
+            need = max(need, li)
 
         while True:
             texts, stamps, lines = [], [], []
@@ -99,6 +133,9 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
                     if len(row) <= need:
                         raise SpcaInputError(path, f"record has {len(row)} fields, the header "
                                                    f"has {len(header)}", line=last + 1)
+                    if li is not None and not matches(row[li]):
+                        last = reader.line_num
+                        continue
                     texts.append(unescape(row[ti]))
                     if di is not None:
                         stamps.append(row[di])
@@ -198,7 +235,7 @@ def _fields_slow(path, objs, numbers, text_column, time_name):
 
 
 def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=None,
-               chunk_size=None, byte_range=None, decided=None):
+               chunk_size=None, byte_range=None, decided=None, languages=None):
     """Chunks of a JSON-lines file: one object per line.
 
     The text is ``--text-column`` if given, else ``extended_tweet.full_text``, ``full_text`` or
@@ -211,8 +248,12 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
     range, so the caller passes ``decided=(use_times, time_name)`` as :func:`first_fields`
     found it; line numbers in messages count from the range start, and the number of skipped
     objects goes to ``meta["skipped"]`` instead of the log.
+
+    ``languages`` (``--lang`` codes) keeps the objects whose ``lang`` field matches
+    (:func:`language_matcher`); the first object with text must have that field.
     """
     meta = {} if meta is None else meta
+    matches = language_matcher(languages)
     chunk_size = chunk_size or CHUNK_DOCUMENTS
     time_name = time_column
     use_times = None  # decided by the first object with text
@@ -229,9 +270,17 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
             first = next((o for o in objs if isinstance(o, dict)
                           and _text_of(o, text_column) is not None), None)
             if first is not None:
+                if matches is not None and "lang" not in first:
+                    raise SpcaInputError(path, "no 'lang' field for --lang (the first object "
+                                               "with text has none)",
+                                         line=list(numbers)[objs.index(first)])
                 use_times = time_name is not None or "created_at" in first
                 time_name = (time_name or "created_at") if use_times else None
                 meta.update(text_column=text_column or "text", time_column=time_name)
+        if matches is not None:
+            # objects that are not dicts stay, for the careful loop to report
+            keep = [not isinstance(o, dict) or matches(o.get("lang")) for o in objs]
+            objs, numbers = list(compress(objs, keep)), list(compress(numbers, keep))
         fields = _fields_fast(objs, text_column, time_name if use_times else None)
         if fields is None:  # something is missing or odd: the careful loop says what
             fields = _fields_slow(path, objs, numbers, text_column,
@@ -260,10 +309,11 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
         logger.warning("%s: skipped %d objects without text", path, skipped)
 
 
-def first_fields(path, *, text_column=None, time_column=None, max_lines=1000):
+def first_fields(path, *, text_column=None, time_column=None, max_lines=1000, need_lang=False):
     """``(use_times, time_name)`` as :func:`iter_jsonl` decides them from the first object with
     text among the first ``max_lines`` lines, or None when that cannot be told cheaply (no such
-    object there, or a line that is not a JSON object)."""
+    object there, or a line that is not a JSON object) or, with ``need_lang``, when that object
+    has no ``lang`` field (the serial reader then reports it)."""
     with open_text(path) as (f, _):
         for line in islice(f, max_lines):
             if not line.strip():
@@ -275,6 +325,8 @@ def first_fields(path, *, text_column=None, time_column=None, max_lines=1000):
             if not isinstance(obj, dict):
                 return None
             if _text_of(obj, text_column) is not None:
+                if need_lang and "lang" not in obj:
+                    return None
                 use_times = time_column is not None or "created_at" in obj
                 return use_times, ((time_column or "created_at") if use_times else None)
     return None
