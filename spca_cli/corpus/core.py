@@ -29,6 +29,11 @@ class Corpus:
         The input path as given (the first one if several).
     options : dict
         The ingest options it was built with, JSON-ready.
+    texts : Strings or None
+        The text of each document (tweets, lines, UCI titles from ``--titles``); None when the
+        input has none (UCI without titles, .mtx). See :mod:`spca_cli.corpus.texts`.
+    ids : Strings or None
+        The id of each document as the input gives it (tweet id, UCI docID), or None.
     """
 
     S: sp.csr_array
@@ -38,6 +43,8 @@ class Corpus:
     kind: str = "text"
     path: str = ""
     options: dict = field(default_factory=dict)
+    texts: object = None
+    ids: object = None
 
     @property
     def n_documents(self):

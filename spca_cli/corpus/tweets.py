@@ -1,8 +1,10 @@
 """Tweets as CSV or JSON lines, read in chunks of documents.
 
-Each reader yields ``(texts, epoch, offset)`` per chunk: the texts (HTML entities such as
-``&amp;`` unescaped, as Twitter escapes them in both its API and its exports), and the times as
-int64 UTC seconds and int32 offsets, or ``None`` twice when the file has no time column.
+Each reader yields ``(texts, epoch, offset, ids)`` per chunk: the texts (HTML entities such as
+``&amp;`` unescaped, as Twitter escapes them in both its API and its exports), the times as
+int64 UTC seconds and int32 offsets, or ``None`` twice when the file has no time column, and
+the documents' ids as strings (CSV column ``tweet_id``, ``id_str`` or ``id``; JSON ``id_str`` or
+``id``; "" where a JSON object has none), or ``None`` when a CSV has no id column.
 Only one chunk of text is held at a time.
 
 Exact duplicate tweets are kept: the data is what it is (the airline file has 36 identical rows
@@ -19,6 +21,7 @@ from html import unescape
 from itertools import islice
 
 from spca_cli.corpus._io import line_chunks, open_text
+from spca_cli.corpus.texts import ID_COLUMNS, JSON_ID_KEYS
 from spca_cli.corpus.times import TimeFormatError, parse_timestamps
 from spca_cli.errors import SpcaInputError
 
@@ -85,11 +88,12 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
         else:
             time_name = next((c for c in TIME_COLUMNS if c in header), None)
         di = header.index(time_name) if time_name is not None else None
+        ii = next((header.index(c) for c in ID_COLUMNS if c in header), None)
         meta.update(text_column=text_name, time_column=time_name)
-        need = max(ti, di if di is not None else 0)
+        need = max(ti, di if di is not None else 0, ii if ii is not None else 0)
 
         while True:
-            texts, stamps, lines = [], [], []
+            texts, stamps, lines, ids = [], [], [], []
             last = reader.line_num
             try:
                 for row in reader:
@@ -100,6 +104,8 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
                         raise SpcaInputError(path, f"record has {len(row)} fields, the header "
                                                    f"has {len(header)}", line=last + 1)
                     texts.append(unescape(row[ti]))
+                    if ii is not None:
+                        ids.append(row[ii])
                     if di is not None:
                         stamps.append(row[di])
                         lines.append(last + 1)
@@ -111,11 +117,12 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
             tracker.update()
             if not texts:
                 return
+            ids = ids if ii is not None else None
             if di is None:
-                yield texts, None, None
+                yield texts, None, None, ids
             else:
                 epoch, offset = _times(path, stamps, lines, time_name)
-                yield texts, epoch, offset
+                yield texts, epoch, offset, ids
 
 
 def _text_of(obj, key):
@@ -130,6 +137,11 @@ def _text_of(obj, key):
         if value is not None:
             return value
     return None
+
+
+def _id_of(obj):
+    value = next((obj[k] for k in JSON_ID_KEYS if obj.get(k) is not None), "")
+    return str(value)
 
 
 def _decode_lines(path, lines, first_line):
@@ -155,7 +167,7 @@ def _decode_lines(path, lines, first_line):
 
 
 def _fields_fast(objs, text_column, time_name):
-    """(texts, stamps, None, 0) when every object has a string text (and time), else None.
+    """(texts, stamps, None, 0, ids) when every object has a string text (and time), else None.
 
     List comprehensions over the chunk: about a third of the cost of the careful loop below.
     """
@@ -170,12 +182,12 @@ def _fields_fast(objs, text_column, time_name):
         return None
     if set(map(type, texts)) - {str} or (stamps is not None and set(map(type, stamps)) - {str}):
         return None
-    return texts, stamps, None, 0
+    return texts, stamps, None, 0, [_id_of(o) for o in objs]
 
 
 def _fields_slow(path, objs, numbers, text_column, time_name):
     """Object by object: skip those without text, report the first malformed one."""
-    texts, stamps, stamp_lines, skipped = [], [], [], 0
+    texts, stamps, stamp_lines, skipped, ids = [], [], [], 0, []
     for obj, lineno in zip(objs, numbers):
         if not isinstance(obj, dict):
             raise SpcaInputError(path, f"expected a JSON object, found {type(obj).__name__}",
@@ -194,7 +206,8 @@ def _fields_slow(path, objs, numbers, text_column, time_name):
             stamps.append(stamp)
             stamp_lines.append(lineno)
         texts.append(text)
-    return texts, (stamps if time_name is not None else None), stamp_lines, skipped
+        ids.append(_id_of(obj))
+    return texts, (stamps if time_name is not None else None), stamp_lines, skipped, ids
 
 
 def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=None,
@@ -236,7 +249,7 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
         if fields is None:  # something is missing or odd: the careful loop says what
             fields = _fields_slow(path, objs, numbers, text_column,
                                   time_name if use_times else None)
-        texts, stamps, stamp_lines, n_skipped = fields
+        texts, stamps, stamp_lines, n_skipped, ids = fields
         skipped += n_skipped
         texts = list(map(unescape, texts))
         if stamp_lines is None:
@@ -245,9 +258,9 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
             continue
         if use_times:
             epoch, offset = _times(path, stamps, stamp_lines, time_name)
-            yield texts, epoch, offset
+            yield texts, epoch, offset, ids
         else:
-            yield texts, None, None
+            yield texts, None, None, ids
     if byte_range is not None:
         meta["skipped"] = skipped
         return
