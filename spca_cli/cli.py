@@ -82,6 +82,9 @@ def _ingest_option_list(format_names):
                      help="Stop words to drop [default: english; UCI none]."),
         click.option("--weighting", type=click.Choice(WEIGHTINGS),
                      help="Matrix entries [default: binary; UCI count]."),
+        click.option("--titles", metavar="FILE",
+                     help="UCI: one title per document (in docID order), shown as the "
+                          "documents' text."),
     ]
 
 
@@ -104,6 +107,9 @@ labels_option = click.option(
     help="Names of the rows of a .npy or the columns of a .mtx matrix, one per line.")
 quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="No progress bar or summary on stderr.")
+documents_option = click.option(
+    "--documents", "n_documents", type=click.IntRange(min=0), default=3, show_default=True,
+    metavar="N", help="Show each topic's N top-scoring documents (0: none).")
 
 
 def load_from_options(inputs, *, labels=None, quiet=False, input_format="auto", **ingest_kwargs):
@@ -313,6 +319,15 @@ def _write_output(text, output):
     atomic_write(output, text)
 
 
+def _check_output_path(path):
+    """Refuse an output path whose folder is missing or that is a directory, before any work."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise SpcaInputError(path, "the folder to write into does not exist")
+    if os.path.isdir(path):
+        raise SpcaInputError(path, "is a directory; give a file name")
+
+
 def _topic_kwargs(kwargs):
     names = ("solver", "k", "components", "rank", "deflation", "seed", "time_limit",
              "eigensolver", *_SOLVER_SPECIFIC)
@@ -326,18 +341,25 @@ def _topic_kwargs(kwargs):
                                                               "markdown"]),
               default="table", show_default=True, help="Output format.")
 @click.option("-o", "--output", metavar="FILE", help="Write the result here instead of stdout.")
+@documents_option
+@click.option("--assignments", metavar="FILE.csv",
+              help="Also write one CSV row per document: row, id, time, best_topic and its "
+                   "score for every topic.")
 @labels_option
 @ingest_options
 @quiet_option
 @click.pass_context
-def topics(ctx, inputs, output_format, output, labels, quiet, **kwargs):
+def topics(ctx, inputs, output_format, output, n_documents, assignments, labels, quiet,
+           **kwargs):
     """Find the sparse topics of a corpus or matrix, each with a certified bound.
 
     \b
     Example:
         spca topics docword.kos.txt.gz --solver spannogram --rank 3 -k 10 -c 5
         spca topics tweets.csv --solver tpower -k 8 --format json -o topics.json
+        spca topics tweets.csv --documents 5 --assignments topics-per-tweet.csv
     """
+    from spca_cli.documents import add_documents, write_assignments
     from spca_cli.report import render, to_dict
 
     topic_kwargs = _topic_kwargs(kwargs)
@@ -345,19 +367,27 @@ def topics(ctx, inputs, output_format, output, labels, quiet, **kwargs):
             and ctx.get_parameter_source("deflation") == click.core.ParameterSource.COMMANDLINE):
         click.echo("Note: --deflation does not apply to --solver bipartite, which computes "
                    "disjoint topics jointly", err=True)
+    if assignments is not None:
+        _check_output_path(assignments)
     start = time.perf_counter()
     data = load_from_options(inputs, labels=labels, quiet=quiet, **kwargs)
     ingest_seconds = time.perf_counter() - start
+    if assignments is not None and isinstance(data, MatrixInput):
+        raise SpcaParameterError(f"--assignments needs documents; {data.path} is a matrix")
     with status(f"Finding {topic_kwargs['components']} topics", quiet=quiet):
         result = compute_topics(data, seconds={"ingest": ingest_seconds}, **topic_kwargs)
-    doc = to_dict(result)
+    doc = add_documents(to_dict(result), data, n_documents)
     if not quiet:
         for note in doc["notes"]:
             click.echo(f"Warning: {note}", err=True)
-    # a table fills the terminal it is printed on; to a file or pipe it is 100 columns wide
+    # a table fills the terminal it is printed on; to a file or pipe nothing is wrapped or cut
     width = (shutil.get_terminal_size((100, 24)).columns
-             if output is None and sys.stdout.isatty() else 100)
+             if output is None and sys.stdout.isatty() else None)
     _write_output(render(doc, output_format, width=width), output)
+    if assignments is not None:
+        count = write_assignments(assignments, data, doc["components"])
+        if not quiet:
+            click.echo(f"{count:,} documents -> {assignments}", err=True)
 
 
 # ---------------------------------------------------------------------- daily
