@@ -417,26 +417,38 @@ def _append_log(log_file, line):
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--out", "out_dir", required=True, metavar="DIR",
-              help="Folder of the daily reports (DIR/YYYY-MM-DD.json, .md and index.md).")
+              help="Folder of the daily reports (DIR/YYYY-MM-DD.json, .md; index.md, "
+                   "index.html, trends.png).")
 @click.option("--date", "date_text", metavar="YYYY-MM-DD", help="The day to analyse.")
 @click.option("--yesterday", is_flag=True,
               help="Analyse yesterday in --timezone (the default when --date is not given).")
+@click.option("--from", "from_text", metavar="YYYY-MM-DD",
+              help="With --to: analyse every day of this range (a backfill).")
+@click.option("--to", "to_text", metavar="YYYY-MM-DD", help="Last day of the --from range.")
+@documents_option
 @click.option("--timezone", "tz_name", default="UTC", show_default=True, metavar="TZ",
               help="IANA time zone that defines the day, e.g. America/Los_Angeles.")
 @click.option("--log", "log_file", metavar="FILE", help="Append one line per run to FILE.")
 @topics_options
 @ingest_options
 @quiet_option
-def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwargs):
+def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents, tz_name,
+          log_file, quiet, **kwargs):
     """Analyse one day of tweets and keep a folder of daily reports (for cron).
 
     \b
     Example: every morning at 06:15, from crontab
         15 6 * * * spca daily '/data/tweets/*.jsonl.gz' --out /srv/topics --yesterday --timezone Europe/Athens --quiet
+    Example: a backfill of one week
+        spca daily tweets.csv --out topics --from 2015-02-17 --to 2015-02-23
     """
-    from spca_cli.daily import resolve_day, resolve_timezone, run_daily
+    from spca_cli.daily import resolve_day, resolve_range, resolve_timezone, run_daily
 
     topic_kwargs = _topic_kwargs(kwargs)
+    if (from_text is None) != (to_text is None):
+        raise click.UsageError("--from and --to go together")
+    if from_text is not None and (date_text is not None or yesterday):
+        raise click.UsageError("use either --from/--to or one of --date and --yesterday")
     if kwargs.get("since") or kwargs.get("until"):
         raise click.UsageError("--since/--until do not apply to spca daily, which reads one "
                                "day; use --date or --yesterday")
@@ -444,7 +456,11 @@ def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwa
     day = None
     try:
         tz = resolve_timezone(tz_name)
-        day = resolve_day(date_text, yesterday=yesterday, tz=tz)
+        if from_text is not None:
+            days = resolve_range(from_text, to_text)
+            day = f"{days[0]}..{days[-1]}"
+        else:
+            day = resolve_day(date_text, yesterday=yesterday, tz=tz)
         paths = _expand_globs(inputs)
 
         def read(paths, start, end):
@@ -452,8 +468,14 @@ def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwa
             return load_input(paths, since=start, until=end - datetime.timedelta(seconds=1),
                               **_input_kwargs(kwargs))
 
-        outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read,
-                            topics=lambda corpus: compute_topics(corpus, **topic_kwargs))
+        def topics(corpus):
+            return compute_topics(corpus, **topic_kwargs)
+
+        if from_text is not None:
+            return _daily_range(paths, out_dir, days, tz, read, topics, n_documents, log_file,
+                                quiet)
+        outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read, topics=topics,
+                            n_documents=n_documents)
     except SpcaError as exc:
         _append_log(log_file, f"day={day} status=error {exc}")
         raise
@@ -462,6 +484,25 @@ def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwa
     if not quiet:
         click.echo(f"{day}: {outcome.documents:,} documents -> {outcome.json_path}, "
                    f"{outcome.markdown_path}, {outcome.index_path}")
+
+
+def _daily_range(paths, out_dir, days, tz, read, topics, n_documents, log_file, quiet):
+    """``spca daily --from --to``: every day as a single-day run would do it, one log line and
+    (unless quiet) one printed line per day, then the index pages once."""
+    from spca_cli.daily import run_daily_range
+
+    def on_day(outcome):
+        _append_log(log_file, f"day={outcome.day} status=ok documents={outcome.documents} "
+                              f"report={outcome.json_path}")
+        if not quiet:
+            click.echo(f"{outcome.day}: {outcome.documents:,} documents -> {outcome.json_path}")
+
+    outcomes = run_daily_range(paths, out_dir, days=days, tz=tz, read=read, topics=topics,
+                               n_documents=n_documents, on_day=on_day)
+    if not quiet:
+        folder = os.path.join(out_dir, "")
+        click.echo(f"{len(outcomes)} days -> {folder}index.md, {folder}index.html, "
+                   f"{folder}trends.png")
 
 
 def _input_kwargs(kwargs):
