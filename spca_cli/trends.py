@@ -178,10 +178,11 @@ def render_index(reports, *, plot_note=None):
                      f"{shares or '-'} | {_md(fresh_text) or '-'} |")
     recurring = _recurring(tracks)
     lines += ["", "## Topics over days", "",
-              f"A topic is the same as one of the previous analysed day when they share at least "
-              f"{SAME_TOPIC_OVERLAP:.0%} of their weight (plural and singular counted as one "
-              "word); Tn names a topic so followed. Share: the day's documents that contain "
-              "at least one of its words.", ""]
+              f"A topic is the same as a topic of the last {TRACK_WINDOW} analysed days when "
+              f"they share at least {SAME_TOPIC_OVERLAP:.0%} of their weight (plural and "
+              "singular counted as one word); Tn names a topic so followed. Share: the day's "
+              "documents that contain at least one of its words (blank: not among that day's "
+              "topics).", ""]
     if recurring:
         lines.append("| day | " + " | ".join(f"T{t.number} {_md(t.label)}" for t in recurring)
                      + " |")
@@ -268,7 +269,8 @@ def render_html(reports, png=None):
                    + "".join(f"<th>T{t.number} {_e(t.label)}</th>" for t in recurring) + "</tr>")
         for report in reports:
             if report.get("components"):
-                out.append(f"<tr><td>{_e(report['day'])}</td>" + "".join(
+                out.append(f'<tr><td><a href="#d{_e(report["day"])}">{_e(report["day"])}</a></td>'
+                           + "".join(
                     f'<td class="num">{_e(_percent(t.days[report["day"]][1]))}</td>'
                     if report["day"] in t.days else "<td></td>" for t in recurring) + "</tr>")
         out.append("</table>")
