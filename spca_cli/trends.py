@@ -166,8 +166,9 @@ def render_index(reports, *, plot_note=None):
         if comps:
             first = ", ".join(comps[0]["words"][:6])
             today = by_day[day]
-            shares = ", ".join(f"T{today[c['index']].number} {_percent(c.get('coverage', {}).get('share'))}".rstrip()
-                               for c in comps)
+            shares = ", ".join(
+                f"T{today[c['index']].number} "
+                f"{_percent(c.get('coverage', {}).get('share'))}".rstrip() for c in comps)
             fresh = [c for c in comps if today[c["index"]].number not in seen]
             fresh_text = ", ".join(f"{c['index']}: {' '.join(c['words'][:3])}" for c in fresh)
             seen.update(today[c["index"]].number for c in comps)
