@@ -104,6 +104,9 @@ def _ingest_option_list(format_names):
                           "two-word phrases (stop words removed first) [default: 1-1]."),
         click.option("--weighting", type=click.Choice(WEIGHTINGS),
                      help="Matrix entries [default: binary; UCI count]."),
+        click.option("--titles", metavar="FILE",
+                     help="UCI: one title per document (in docID order), shown as the "
+                          "documents' text."),
     ]
 
 
@@ -126,6 +129,9 @@ labels_option = click.option(
     help="Names of the rows of a .npy or the columns of a .mtx matrix, one per line.")
 quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="No progress bar or summary on stderr.")
+documents_option = click.option(
+    "--documents", "n_documents", type=click.IntRange(min=0), default=3, show_default=True,
+    metavar="N", help="Show each topic's N top-scoring documents (0: none).")
 
 
 def load_from_options(inputs, *, labels=None, quiet=False, input_format="auto", **ingest_kwargs):
@@ -344,6 +350,15 @@ def _write_output(text, output):
     atomic_write(output, text)
 
 
+def _check_output_path(path):
+    """Refuse an output path whose folder is missing or that is a directory, before any work."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise SpcaInputError(path, "the folder to write into does not exist")
+    if os.path.isdir(path):
+        raise SpcaInputError(path, "is a directory; give a file name")
+
+
 def _topic_kwargs(kwargs):
     names = ("solver", "k", "components", "rank", "deflation", "seed", "time_limit",
              "eigensolver", *_SOLVER_SPECIFIC)
@@ -357,18 +372,25 @@ def _topic_kwargs(kwargs):
                                                               "markdown"]),
               default="table", show_default=True, help="Output format.")
 @click.option("-o", "--output", metavar="FILE", help="Write the result here instead of stdout.")
+@documents_option
+@click.option("--assignments", metavar="FILE.csv",
+              help="Also write one CSV row per document: row, id, time, best_topic and its "
+                   "score for every topic.")
 @labels_option
 @ingest_options
 @quiet_option
 @click.pass_context
-def topics(ctx, inputs, output_format, output, labels, quiet, **kwargs):
+def topics(ctx, inputs, output_format, output, n_documents, assignments, labels, quiet,
+           **kwargs):
     """Find the sparse topics of a corpus or matrix, each with a certified bound.
 
     \b
     Example:
         spca topics docword.kos.txt.gz --solver spannogram --rank 3 -k 10 -c 5
         spca topics tweets.csv --solver tpower -k 8 --format json -o topics.json
+        spca topics tweets.csv --documents 5 --assignments topics-per-tweet.csv
     """
+    from spca_cli.documents import add_documents, write_assignments
     from spca_cli.report import render, to_dict
 
     topic_kwargs = _topic_kwargs(kwargs)
@@ -376,19 +398,27 @@ def topics(ctx, inputs, output_format, output, labels, quiet, **kwargs):
             and ctx.get_parameter_source("deflation") == click.core.ParameterSource.COMMANDLINE):
         click.echo("Note: --deflation does not apply to --solver bipartite, which computes "
                    "disjoint topics jointly", err=True)
+    if assignments is not None:
+        _check_output_path(assignments)
     start = time.perf_counter()
     data = load_from_options(inputs, labels=labels, quiet=quiet, **kwargs)
     ingest_seconds = time.perf_counter() - start
+    if assignments is not None and isinstance(data, MatrixInput):
+        raise SpcaParameterError(f"--assignments needs documents; {data.path} is a matrix")
     with status(f"Finding {topic_kwargs['components']} topics", quiet=quiet):
         result = compute_topics(data, seconds={"ingest": ingest_seconds}, **topic_kwargs)
-    doc = to_dict(result)
+    doc = add_documents(to_dict(result), data, n_documents)
     if not quiet:
         for note in doc["notes"]:
             click.echo(f"Warning: {note}", err=True)
-    # a table fills the terminal it is printed on; to a file or pipe it is 100 columns wide
+    # a table fills the terminal it is printed on; to a file or pipe nothing is wrapped or cut
     width = (shutil.get_terminal_size((100, 24)).columns
-             if output is None and sys.stdout.isatty() else 100)
+             if output is None and sys.stdout.isatty() else None)
     _write_output(render(doc, output_format, width=width), output)
+    if assignments is not None:
+        count = write_assignments(assignments, data, doc["components"])
+        if not quiet:
+            click.echo(f"{count:,} documents -> {assignments}", err=True)
 
 
 # ---------------------------------------------------------------------- daily
@@ -402,26 +432,38 @@ def _append_log(log_file, line):
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--out", "out_dir", required=True, metavar="DIR",
-              help="Folder of the daily reports (DIR/YYYY-MM-DD.json, .md and index.md).")
+              help="Folder of the daily reports (DIR/YYYY-MM-DD.json, .md; index.md, "
+                   "index.html, trends.png).")
 @click.option("--date", "date_text", metavar="YYYY-MM-DD", help="The day to analyse.")
 @click.option("--yesterday", is_flag=True,
               help="Analyse yesterday in --timezone (the default when --date is not given).")
+@click.option("--from", "from_text", metavar="YYYY-MM-DD",
+              help="With --to: analyse every day of this range (a backfill).")
+@click.option("--to", "to_text", metavar="YYYY-MM-DD", help="Last day of the --from range.")
+@documents_option
 @click.option("--timezone", "tz_name", default="UTC", show_default=True, metavar="TZ",
               help="IANA time zone that defines the day, e.g. America/Los_Angeles.")
 @click.option("--log", "log_file", metavar="FILE", help="Append one line per run to FILE.")
 @topics_options
 @ingest_options
 @quiet_option
-def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwargs):
+def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents, tz_name,
+          log_file, quiet, **kwargs):
     """Analyse one day of tweets and keep a folder of daily reports (for cron).
 
     \b
     Example: every morning at 06:15, from crontab
         15 6 * * * spca daily '/data/tweets/*.jsonl.gz' --out /srv/topics --yesterday --timezone Europe/Athens --quiet
+    Example: a backfill of one week
+        spca daily tweets.csv --out topics --from 2015-02-17 --to 2015-02-23
     """
-    from spca_cli.daily import resolve_day, resolve_timezone, run_daily
+    from spca_cli.daily import resolve_day, resolve_range, resolve_timezone, run_daily
 
     topic_kwargs = _topic_kwargs(kwargs)
+    if (from_text is None) != (to_text is None):
+        raise click.UsageError("--from and --to go together")
+    if from_text is not None and (date_text is not None or yesterday):
+        raise click.UsageError("use either --from/--to or one of --date and --yesterday")
     if kwargs.get("since") or kwargs.get("until"):
         raise click.UsageError("--since/--until do not apply to spca daily, which reads one "
                                "day; use --date or --yesterday")
@@ -429,17 +471,27 @@ def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwa
     day = None
     try:
         tz = resolve_timezone(tz_name)
-        day = resolve_day(date_text, yesterday=yesterday, tz=tz)
+        if from_text is not None:
+            days = resolve_range(from_text, to_text)
+            day = f"{days[0]}..{days[-1]}"
+        else:
+            day = resolve_day(date_text, yesterday=yesterday, tz=tz)
 
         def read(paths, start, end):
             # --until is inclusive to the second, and times are whole seconds: [start, end)
             return load_input(paths, since=start, until=end - datetime.timedelta(seconds=1),
                               **_input_kwargs(kwargs))
 
+        def topics(corpus):
+            return compute_topics(corpus, **topic_kwargs)
+
         # quoted globs (as cron passes them), folders and stdin resolved once, for every read
         with open_inputs(list(inputs), kwargs.get("input_format", "auto")) as paths:
-            outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read,
-                                topics=lambda corpus: compute_topics(corpus, **topic_kwargs))
+            if from_text is not None:
+                return _daily_range(paths, out_dir, days, tz, read, topics, n_documents,
+                                    log_file, quiet)
+            outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read, topics=topics,
+                                n_documents=n_documents)
     except SpcaError as exc:
         _append_log(log_file, f"day={day} status=error {exc}")
         raise
@@ -448,6 +500,25 @@ def daily(inputs, out_dir, date_text, yesterday, tz_name, log_file, quiet, **kwa
     if not quiet:
         click.echo(f"{day}: {outcome.documents:,} documents -> {outcome.json_path}, "
                    f"{outcome.markdown_path}, {outcome.index_path}")
+
+
+def _daily_range(paths, out_dir, days, tz, read, topics, n_documents, log_file, quiet):
+    """``spca daily --from --to``: every day as a single-day run would do it, one log line and
+    (unless quiet) one printed line per day, then the index pages once."""
+    from spca_cli.daily import run_daily_range
+
+    def on_day(outcome):
+        _append_log(log_file, f"day={outcome.day} status=ok documents={outcome.documents} "
+                              f"report={outcome.json_path}")
+        if not quiet:
+            click.echo(f"{outcome.day}: {outcome.documents:,} documents -> {outcome.json_path}")
+
+    outcomes = run_daily_range(paths, out_dir, days=days, tz=tz, read=read, topics=topics,
+                               n_documents=n_documents, on_day=on_day)
+    if not quiet:
+        folder = os.path.join(out_dir, "")
+        click.echo(f"{len(outcomes)} days -> {folder}index.md, {folder}index.html, "
+                   f"{folder}trends.png")
 
 
 def _input_kwargs(kwargs):

@@ -11,8 +11,11 @@ Guarantees (SPEC, "Daily runs"):
 * re-running a day gives the same topics (every random choice is seeded);
 * a day without documents writes a report that says so and succeeds.
 
-``DIR/index.md`` is rebuilt from the ``DIR/YYYY-MM-DD.json`` reports on every run. A topic is
-marked *new* when no topic of the previous analysed day shares at least half of its words.
+``DIR/index.md``, ``DIR/trends.png`` and ``DIR/index.html`` are rebuilt from the
+``DIR/YYYY-MM-DD.json`` reports on every run (:mod:`spca_cli.trends`: topics are followed from
+day to day by the weight they share, with each day's prevalence). A topic is marked *new* when
+it continues no topic of the previous analysed day. :func:`run_daily_range` analyses every day
+of a range, each exactly as :func:`run_daily` does for one day.
 """
 
 from __future__ import annotations
@@ -26,12 +29,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from spca_cli.files import TMP_PREFIX, atomic_write
 from spca_cli.errors import SpcaError, SpcaNoDocumentsError, SpcaParameterError
+from spca_cli.documents import DEFAULT_DOCUMENTS, add_documents
 from spca_cli.report import render_markdown, to_dict
+from spca_cli import trends
 
-__all__ = ["resolve_timezone", "resolve_day", "day_window", "DirLock", "atomic_write",
-           "run_daily", "DailyOutcome", "NEW_TOPIC_OVERLAP"]
+__all__ = ["resolve_timezone", "resolve_day", "resolve_range", "day_window", "DirLock",
+           "atomic_write", "run_daily", "run_daily_range", "write_index", "DailyOutcome",
+           "NEW_TOPIC_OVERLAP"]
 
-NEW_TOPIC_OVERLAP = 0.5
+NEW_TOPIC_OVERLAP = trends.SAME_TOPIC_OVERLAP
+MAX_RANGE_DAYS = 3660
 
 
 def resolve_timezone(name):
@@ -145,8 +152,9 @@ def _empty_day_report(day, tz, inputs, documents=0, note="no documents on this d
             "components": [], "notes": [note]}
 
 
-def run_daily(inputs, out_dir, *, day, tz, read, topics):
-    """Analyse one day and write its reports and the index.
+def run_daily(inputs, out_dir, *, day, tz, read, topics, n_documents=DEFAULT_DOCUMENTS,
+              index=True):
+    """Analyse one day and write its reports and (unless ``index`` is False) the index pages.
 
     Parameters
     ----------
@@ -159,6 +167,10 @@ def run_daily(inputs, out_dir, *, day, tz, read, topics):
     read : callable(inputs, since, until) -> Corpus
         Reads the documents with ``since <= time < until``; raises SpcaNoDocumentsError when none.
     topics : callable(corpus) -> TopicsResult
+    n_documents : int
+        Top documents reported per topic (coverage is always reported).
+    index : bool
+        Rebuild ``index.md``, ``trends.png`` and ``index.html`` (a range does it once, last).
 
     Returns
     -------
@@ -189,14 +201,16 @@ def run_daily(inputs, out_dir, *, day, tz, read, topics):
             markdown = (f"# Topics of {day.isoformat()} ({tz})\n\n"
                         f"{documents} documents: {note}.\n")
         else:
-            doc = {"day": day.isoformat(), "timezone": str(tz),
-                   "documents": int(corpus.S.shape[0]), **to_dict(result)}
+            doc = add_documents({"day": day.isoformat(), "timezone": str(tz),
+                                 "documents": int(corpus.S.shape[0]), **to_dict(result)},
+                                corpus, n_documents)
             markdown = (f"# Topics of {day.isoformat()} ({tz})\n\n"
                         f"{doc['documents']} documents.\n\n" + render_markdown(doc))
         atomic_write(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         atomic_write(md_path, markdown)
         index_path = out / "index.md"
-        atomic_write(index_path, render_index(out))
+        if index:
+            write_index(out)
     return DailyOutcome(day=day, documents=doc["documents"], json_path=json_path,
                         markdown_path=md_path, index_path=index_path)
 
@@ -212,32 +226,71 @@ def _load_reports(directory):
 
 
 def new_topics(today, previous, overlap=NEW_TOPIC_OVERLAP):
-    """Indices of today's topics that share fewer than ``overlap`` of their words with every
-    topic of the previous analysed day (all of them when there is no previous day)."""
-    before = [set(c["words"]) for c in previous] if previous else []
-    fresh = []
-    for comp in today:
-        words = set(comp["words"])
-        if not any(len(words & old) >= overlap * len(words) for old in before):
-            fresh.append(comp["index"])
-    return fresh
+    """Indices of today's topics that continue no topic of the previous analysed day (share
+    less than ``overlap`` of their weight with each; see :mod:`spca_cli.trends`), all of them
+    when there is no previous day."""
+    matched = trends.match_topics(today, previous, overlap)
+    return [comp["index"] for comp in today if comp["index"] not in matched]
 
 
-def render_index(directory):
-    """Markdown index of every analysed day: documents, top words, topics new that day."""
-    lines = ["# Daily topics", "",
-             "| day | documents | first topic | new topics |", "|---|---|---|---|"]
-    previous = None
-    for report in _load_reports(directory):
-        comps = report.get("components", [])
-        first = (", ".join(comps[0]["words"][:6]) if comps
-                 else "; ".join(report.get("notes", [])) or "(no documents)")
-        if comps:
-            fresh = new_topics(comps, previous)
-            fresh_text = ", ".join(f"{i}: {' '.join(comps[i - 1]['words'][:3])}" for i in fresh)
-            previous = comps
-        else:
-            fresh_text = ""
-        link = f"[{report['day']}]({report['day']}.md)"
-        lines.append(f"| {link} | {report.get('documents', 0)} | {first} | {fresh_text or '-'} |")
-    return "\n".join(lines) + "\n"
+def render_index(directory, *, plot_note=None):
+    """Markdown index of every analysed day: documents, first topic, each topic's followed
+    number and prevalence, topics new that day, and the recurring topics over the days."""
+    return trends.render_index(_load_reports(directory), plot_note=plot_note)
+
+
+def write_index(directory):
+    """Rebuild ``index.md``, ``trends.png`` (when matplotlib is installed; otherwise the index
+    says how to install it) and the self-contained ``index.html``; the caller holds the lock."""
+    out = Path(directory)
+    reports = _load_reports(out)
+    png = trends.plot_trends(reports)
+    if png is not None:
+        atomic_write(out / "trends.png", png)
+    atomic_write(out / "index.md", trends.render_index(
+        reports, plot_note=None if png is not None else trends.PLOT_MISSING))
+    atomic_write(out / "index.html", trends.render_html(reports, png))
+
+
+def resolve_range(first_text, last_text):
+    """The days from ``--from`` to ``--to`` (both included), in order."""
+    days = []
+    for name, text in (("--from", first_text), ("--to", last_text)):
+        try:
+            days.append(dt.date.fromisoformat(text))
+        except (TypeError, ValueError):
+            raise SpcaParameterError(f"{name} must be YYYY-MM-DD, got {text!r}") from None
+    first, last = days
+    if first > last:
+        raise SpcaParameterError(f"--from {first_text} is later than --to {last_text}")
+    count = (last - first).days + 1
+    if count > MAX_RANGE_DAYS:
+        raise SpcaParameterError(f"--from/--to span {count} days; at most {MAX_RANGE_DAYS} "
+                                 "per run")
+    return [first + dt.timedelta(days=i) for i in range(count)]
+
+
+def run_daily_range(inputs, out_dir, *, days, tz, read, topics, n_documents=DEFAULT_DOCUMENTS,
+                    on_day=None):
+    """Analyse every day of ``days`` exactly as :func:`run_daily` does one (each day atomic
+    and under the folder's lock), then rebuild the index pages once, under the lock.
+
+    ``on_day(outcome)`` is called after each day. When a day fails, the days before it are
+    kept and the index is still rebuilt before the error propagates.
+
+    Returns
+    -------
+    list of DailyOutcome
+    """
+    outcomes = []
+    try:
+        for day in days:
+            outcomes.append(run_daily(inputs, out_dir, day=day, tz=tz, read=read, topics=topics,
+                                      n_documents=n_documents, index=False))
+            if on_day is not None:
+                on_day(outcomes[-1])
+    finally:
+        if outcomes:
+            with DirLock(out_dir):
+                write_index(out_dir)
+    return outcomes

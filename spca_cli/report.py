@@ -10,13 +10,8 @@ import csv
 import io
 import json
 
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 __all__ = ["to_dict", "render", "render_json", "render_table", "render_csv", "render_markdown",
-           "FORMATS"]
+           "FORMATS", "LEGEND"]
 
 FORMATS = ("table", "json", "csv", "markdown")
 
@@ -74,47 +69,113 @@ def render_json(doc):
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+#: What each figure of the table means, in plain words; printed under every table.
+LEGEND = (
+    ("explained", "how much of the corpus's word co-occurrence (variance) the topic's "
+                  "words explain, x'Ax"),
+    ("var ratio", "explained / what the i-th eigenvector, a topic free to use every word, "
+                  "explains (1 = as much)"),
+    ("cum ratio", "the same for topics 1..i together"),
+    ("upper bound", "proved: no topic of k words could explain more than this here"),
+    ("certified", "explained / upper bound: the topic is at least this close to the best "
+                  "possible k-word topic"),
+)
+
+_FIGURES = (("#", 3), ("explained", 12), ("var ratio", 12), ("cum ratio", 12),
+            ("upper bound", 14), ("certified", 12))
+_INDENT = "    "
+
+
+def _figure_row(cells):
+    return "".join(cell.rjust(w) if i else cell.ljust(w)
+                   for i, (cell, (_, w)) in enumerate(zip(cells, _FIGURES)))
+
+
+def _pack(items, width, indent=_INDENT, sep="  "):
+    """Lines of ``items`` joined by ``sep``, each starting with ``indent`` and (when ``width``
+    is given) no wider than it; an item is never split, so a word is never broken."""
+    from rich.cells import cell_len
+
+    lines, current = [], ""
+    for item in items:
+        candidate = item if not current else current + sep + item
+        if current and width is not None and cell_len(indent + candidate) > width:
+            lines.append(indent + current)
+            candidate = item
+        current = candidate
+    if current:
+        lines.append(indent + current)
+    return lines
+
+
+def _fit(text, width):
+    """``text`` cut at a word boundary (ending in an ellipsis) to at most ``width`` cells."""
+    from rich.cells import cell_len, set_cell_size
+
+    if width is None or cell_len(text) <= width:
+        return text
+    room = max(width - 1, 0)
+    cut = set_cell_size(text, room).rstrip()
+    if " " in cut and not text[len(cut):len(cut) + 1].isspace():
+        cut = cut[:cut.rindex(" ")].rstrip()  # do not end in the middle of a word
+    return cut + "\u2026"
+
+
+def _document_line(item, width):
+    when = (item["time"][:16].replace("T", " ") if item.get("time")
+            else f"id {item['id']}" if item.get("id") is not None else f"row {item['row']}")
+    text = " ".join((item.get("text") or "").split())  # tweets hold newlines and runs of spaces
+    line = f"{_INDENT}{item['score']:.2f}  {when}" + (f"  {text}" if text else "")
+    return _fit(line, width)
+
+
 def render_table(doc, *, width=None):
-    """A rich table: one row per topic with its words and certificates, as plain text."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("#", justify="right")
-    table.add_column("words", overflow="fold", ratio=1)
-    table.add_column("explained", justify="right")
-    table.add_column("var ratio", justify="right")
-    table.add_column("cum ratio", justify="right")
-    table.add_column("upper bound", justify="right")
-    table.add_column("certified", justify="right")
-    # auto and exact say which method found each topic
-    found_by = [c.get("solver_info", {}).get("found_by") for c in doc["components"]]
-    if any(found_by):
-        table.add_column("found by")
-    sources = []
-    for c, finder in zip(doc["components"], found_by):
-        # words come from tweets and may contain '[': Text() keeps rich from reading markup
-        # a phrase of --ngrams holds a space, so the words are then separated by commas
-        sep = ", " if any(" " in w for w in c["words"]) else " "
-        cells = [str(c["index"]), Text(sep.join(c["words"])),
-                 f"{c['explained_variance']:.6g}", f"{c['variance_ratio']:.4f}",
-                 f"{c['cumulative_ratio']:.4f}", f"{c['upper_bound']:.6g}",
-                 f"{c['certified_ratio']:.4f}"]
-        table.add_row(*cells, *([Text(finder or "")] if any(found_by) else []))
-        if c["bound_source"] not in sources:
-            sources.append(c["bound_source"])
-    out = io.StringIO()
-    console = Console(file=out, width=width or 100, force_terminal=False, color_system=None,
-                      highlight=False, markup=False, legacy_windows=False)
+    """Plain text: per topic its figures, then its words with their weights, its coverage and
+    top documents (when the JSON document has them), then a legend of the figures.
+
+    ``width`` (a terminal's columns) wraps the words between words and cuts each document to
+    one line; ``None`` (output to a file or pipe) wraps and cuts nothing.
+    """
     inp = doc["input"]
     docs = f"{inp['documents']} documents, " if inp.get("documents") is not None else ""
-    console.print(Text(f"{doc['solver']} on {inp['path']} ({docs}{inp['words']} words): "
-                       f"k={doc['params']['k']}, rank={doc['params']['rank']}"))
-    console.print(table)
-    console.print(Text(f"total explained variance {doc['total_explained_variance']:.6g}; "
-                       f"bounds from: {', '.join(sources)}"))
+    title = (f"{doc['solver']} on {inp['path']} ({docs}{inp['words']} words): "
+             f"k={doc['params']['k']}, rank={doc['params']['rank']}")
+    lines = _pack(title.split(" "), width, indent="", sep=" ")
+    # auto and exact say which method found each topic
+    found_by = [c.get("solver_info", {}).get("found_by") for c in doc["components"]]
+    finder_column = "  found by" if any(found_by) else ""
+    header = _figure_row([name for name, _ in _FIGURES]) + finder_column
+    lines += [header, "\u2500" * (len(header) if width is None else min(width, len(header)))]
+    sources = []
+    for c, finder in zip(doc["components"], found_by):
+        lines.append(_figure_row([str(c["index"]), f"{c['explained_variance']:.6g}",
+                                  f"{c['variance_ratio']:.4f}", f"{c['cumulative_ratio']:.4f}",
+                                  f"{c['upper_bound']:.6g}", f"{c['certified_ratio']:.4f}"])
+                     + (f"  {finder}" if finder else ""))
+        weights = c.get("weights") or [None] * len(c["words"])
+        lines += _pack([word if w is None else f"{word} {w:.2f}"
+                        for word, w in zip(c["words"], weights)], width)
+        if "coverage" in c:
+            cov = c["coverage"]
+            lines.append(_fit(f"{_INDENT}in {cov['documents']:,} documents "
+                              f"({cov['share']:.1%})" + ("; top documents:"
+                                                         if c.get("top_documents") else ""),
+                              width))
+        for item in c.get("top_documents", []):
+            lines.append(_document_line(item, width))
+        if c["bound_source"] not in sources:
+            sources.append(c["bound_source"])
+    lines.append("")
+    lines += _pack([f"total explained variance {doc['total_explained_variance']:.6g};",
+                    "bounds", "from:", ", ".join(sources)], width, indent="", sep=" ")
     if "total_upper_bound" in doc:
-        console.print(Text(f"total upper bound {doc['total_upper_bound']:.6g} "
-                           f"({doc['total_bound_source']}), certified "
-                           f"{doc['total_certified_ratio']:.4f}"))
-    return out.getvalue()
+        lines.append(f"total upper bound {doc['total_upper_bound']:.6g} "
+                     f"({doc['total_bound_source']}), certified "
+                     f"{doc['total_certified_ratio']:.4f}")
+    lines.append("")
+    for name, meaning in LEGEND:
+        lines += _pack(f"{name}: {meaning}".split(" "), width, indent="", sep=" ")
+    return "\n".join(lines) + "\n"
 
 
 CSV_FIELDS = ["component", "position", "word", "index", "weight", "explained_variance",
@@ -158,7 +219,31 @@ def render_markdown(doc):
         lines.append(f"| {label} | " + " | ".join(f"{c[key]:.6g}" for c in comps) + " |")
     lines.append("")
     lines.append(f"Total explained variance: {doc['total_explained_variance']:.6g}.")
+    lines += _markdown_documents(comps)
     return "\n".join(lines) + "\n"
+
+
+def _md_text(text):
+    """Document text as literal Markdown: the characters that would format or link escaped."""
+    return "".join("\\" + ch if ch in "\\`*_[]<>|#" else ch for ch in text)
+
+
+def _markdown_documents(comps):
+    """Each topic's coverage and top documents as Markdown lists (nothing when absent)."""
+    lines = []
+    for c in comps:
+        if "coverage" not in c:
+            continue
+        cov = c["coverage"]
+        lines += ["", f"**PC {c['index']}** ({_md_cell(', '.join(c['words'][:3]))}): in "
+                      f"{cov['documents']:,} documents ({cov['share']:.1%})", ""]
+        for item in c.get("top_documents", []):
+            where = ", ".join(x for x in (item.get("time"), item.get("id") and f"id {item['id']}")
+                              if x) or f"row {item['row']}"
+            text = " ".join((item.get("text") or "").split())
+            lines.append(f"- {item['score']:.2f} ({where})" + (f": {_md_text(text)}"
+                                                               if text else ""))
+    return lines
 
 
 def render(doc, fmt, *, width=None):

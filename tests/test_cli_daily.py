@@ -111,7 +111,7 @@ def test_two_concurrent_runs_leave_one_report_and_one_clear_error(big_csv, tmp_p
     first.communicate(timeout=300)
     assert first.returncode == 0
     assert sorted(p.name for p in out.iterdir()) == ["2015-02-18.json", "2015-02-18.md",
-                                                      "index.md"]
+                                                      "index.html", "index.md", "trends.png"]
 
 
 def test_a_killed_run_leaves_the_previous_report_intact(big_csv, airline_csv, tmp_path):
@@ -135,7 +135,7 @@ def test_a_killed_run_leaves_the_previous_report_intact(big_csv, airline_csv, tm
     assert lock.exists() and int(lock.read_text()) == victim.pid
     assert run(args).exit_code == 0
     assert sorted(p.name for p in out.iterdir()) == ["2015-02-19.json", "2015-02-19.md",
-                                                      "index.md"]
+                                                      "index.html", "index.md", "trends.png"]
 
 
 def test_yesterday_and_globs(airline_csv, tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from spca_cli.cli import cli
-from spca_cli.report import render_table
+from spca_cli.report import LEGEND, render_table
 
 
 def invoke(args, **kwargs):
@@ -77,7 +77,9 @@ def test_matrix_input_with_labels_and_every_format(tmp_path):
     md = invoke(["topics", *base, "--format", "markdown"]).stdout
     assert f"| 1 | {words[0]} |" in md
     table = invoke(["topics", *base]).stdout
-    assert " ".join(words) in table
+    weights = doc["components"][0]["weights"]
+    assert "    " + "  ".join(f"{w} {x:.2f}" for w, x in zip(words, weights)) in table
+    assert "coverage" not in doc["components"][0]  # a matrix has no documents
 
 
 def test_output_file_is_written_whole_and_stdout_stays_empty(tmp_path):
@@ -118,19 +120,41 @@ def test_table_prints_in_a_fixed_width_terminal():
            "input": {"path": "tweets.csv", "documents": 100, "words": 50},
            "total_explained_variance": 12.5,
            "components": [{"index": 1, "words": ["skype", "microsoft", "[billion]"],
+                           "weights": [0.8, 0.5, 0.33166],
                            "explained_variance": 10.0, "variance_ratio": 0.98,
                            "cumulative_ratio": 0.98, "upper_bound": 10.5,
-                           "bound_source": "lambda_1", "certified_ratio": 0.952381}]}
+                           "bound_source": "lambda_1", "certified_ratio": 0.952381,
+                           "coverage": {"documents": 40, "share": 0.4},
+                           "top_documents": [
+                               {"row": 7, "score": 1.3, "time": "2015-02-17T00:53:37-08:00",
+                                "id": "567", "text": "Microsoft  buys\nSkype for 8.5 [billion] "
+                                                     "dollars, the biggest deal in its history"
+                                                     " so far"}]}]}
     lines = [line.rstrip() for line in render_table(doc, width=80).splitlines()]
-    assert lines == [
+    assert lines[:8] == [
         "spannogram on tweets.csv (100 documents, 50 words): k=3, rank=2",
-        "#   words            explained   var ratio   cum ratio   upper bound   certified",
-        "─" * 80,
-        "1   skype                   10      0.9800      0.9800          10.5      0.9524",
-        "    microsoft",
-        "    [billion]",  # a word in brackets is text, never rich markup
-        "total explained variance 12.5; bounds from: lambda_1",
+        "#     explained   var ratio   cum ratio   upper bound   certified",
+        "\u2500" * 65,
+        "1            10      0.9800      0.9800          10.5      0.9524",
+        "    skype 0.80  microsoft 0.50  [billion] 0.33",  # '[' is text, never markup
+        "    in 40 documents (40.0%); top documents:",
+        # one line, cut between words, whitespace of the tweet collapsed
+        "    1.30  2015-02-17 00:53  Microsoft buys Skype for 8.5 [billion] dollars, the\u2026",
+        "",
     ]
+    assert lines[8] == "total explained variance 12.5; bounds from: lambda_1"
+    legend = "\n".join(lines[10:])
+    for name in ("explained:", "var ratio:", "cum ratio:", "upper bound:", "certified:"):
+        assert name in legend
+    assert max(len(line) for line in lines) <= 80
+    # every word of the legend is whole: wrapping happened between words only
+    words = {w for _, meaning in LEGEND for w in meaning.split()}
+    assert set(legend.split()) - {"explained:", "var", "ratio:", "cum", "upper", "bound:",
+                                  "certified:"} <= words
+    # not a terminal (width None): nothing wrapped or cut
+    wide = render_table(doc, width=None).splitlines()
+    assert wide[6].endswith("biggest deal in its history so far")
+    assert any(line.startswith("var ratio: ") and line.endswith("(1 = as much)") for line in wide)
 
 
 @pytest.mark.parametrize("command", ["ingest", "info", "topics", "daily", "reproduce",

@@ -185,7 +185,7 @@ def test_table_and_markdown_render_the_same_figures():
                              rank=1))
     table = render(doc, "table", width=100)
     first = doc["components"][0]
-    assert " ".join(first["words"]) in table
+    assert "  ".join(f"{w} {x:.2f}" for w, x in zip(first["words"], first["weights"])) in table
     assert f"{first['certified_ratio']:.4f}" in table
     md = render(doc, "markdown")
     assert md.splitlines()[2].startswith("| | PC 1 | PC 2 |")

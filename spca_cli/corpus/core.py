@@ -32,6 +32,11 @@ class Corpus:
     paths : list of str
         Every file read, in order (``-`` for standard input); ``path`` names the inputs as
         they were given (several joined with ', ').
+    texts : Strings or None
+        The text of each document (tweets, lines, UCI titles from ``--titles``); None when the
+        input has none (UCI without titles, .mtx). See :mod:`spca_cli.corpus.texts`.
+    ids : Strings or None
+        The id of each document as the input gives it (tweet id, UCI docID), or None.
     """
 
     S: sp.csr_array
@@ -42,6 +47,8 @@ class Corpus:
     path: str = ""
     options: dict = field(default_factory=dict)
     paths: list = field(default_factory=list)
+    texts: object = None
+    ids: object = None
 
     @property
     def n_documents(self):

@@ -20,6 +20,7 @@ from spca_cli.corpus.sources import open_inputs
 from spca_cli.corpus.stopwords import english_form, resolve_stopwords
 from spca_cli.corpus.store import load_corpus
 from spca_cli.corpus.text import iter_text
+from spca_cli.corpus.texts import Strings, read_titles
 from spca_cli.corpus.times import parse_bound
 from spca_cli.corpus.tokenize import (WEIGHTINGS, VocabularyBuilder, apply_weighting,
                                       filter_words, make_analyzer, merge_parts,
@@ -112,8 +113,11 @@ def _contains_ids(words, vocabulary, to_token):
 
 
 def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, settings,
-            min_length_applied):
-    """Row filter (--contains), word filters, weighting; shared by every corpus kind."""
+            min_length_applied, documents=(None, None)):
+    """Row filter (--contains), word filters, weighting; shared by every corpus kind.
+
+    ``documents`` is the (texts, ids) pair of :class:`Strings` (or Nones), filtered with the
+    rows and returned as the fifth item of the result."""
     described = []
     if len(contains):
         described.append("--contains " + " ".join(contains))
@@ -126,6 +130,7 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
             S = S[np.flatnonzero(hit)]
             if times is not None:
                 times, offsets = times[hit], offsets[hit]
+            documents = tuple(None if d is None else d.take(hit) for d in documents)
     if S.shape[0] == 0:
         return None, described
     stoplist = resolve_stopwords(settings["stopwords"])
@@ -144,7 +149,7 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
                                    f"{settings['min_length']}, --stopwords "
                                    f"{settings['stopwords']})")
     S = apply_weighting(S, settings["weighting"])
-    return (S, vocabulary, times, offsets), described
+    return (S, vocabulary, times, offsets, documents), described
 
 
 def _no_documents(path, described):
@@ -154,7 +159,8 @@ def _no_documents(path, described):
 
 def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_column=None,
                 since=None, until=None, contains=(), min_count=None, min_length=None,
-                stopwords=None, weighting=None, lang=(), ngrams=None, progress=None):
+                stopwords=None, weighting=None, lang=(), ngrams=None, titles=None,
+                progress=None):
     """Read one or more input files into a :class:`Corpus`.
 
     Parameters
@@ -189,6 +195,8 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
         matches one of these codes.
     ngrams : str or (int, int), optional
         N-gram range of the terms, e.g. ``"1-2"``; default unigrams.
+    titles : str, optional
+        UCI only: a file with one title per document, kept as the documents' texts.
     progress : callable, optional
         Called with the number of input bytes read since the last call.
 
@@ -248,6 +256,11 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
             raise SpcaParameterError("--ngrams applies to raw text (CSV, JSON lines, text), "
                                      f"not to {kind} input, which is tokenised already")
         options["ngrams"] = list(ngram_range)
+    if titles is not None:
+        if kind != "uci":
+            raise SpcaParameterError("--titles applies to UCI docword files only (tweets and "
+                                     "text lines are their own text)")
+        options["titles"] = titles
 
     if kind == "uci":
         if lo is not None or hi is not None:
@@ -255,6 +268,8 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
                                            "apply")
         S, vocabulary = read_uci(paths[0], vocab=vocab, progress=progress)
         times = offsets = None
+        texts = None if titles is None else read_titles(titles, S.shape[0], source=paths[0])
+        ids = Strings(map(str, range(1, S.shape[0] + 1)))  # UCI docIDs are 1-based
         min_length_applied = False
         known = set(vocabulary.tolist()) if contains else set()
 
@@ -264,8 +279,8 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         if vocab:
             raise SpcaParameterError("--vocab applies to UCI docword files only")
         analyzer = make_analyzer(int(settings["min_length"]), settings["stopwords"], ngram_range)
-        S, vocabulary, times, offsets, meta = _stream(paths, kind, analyzer, lo, hi,
-                                                      text_column, time_column, progress, lang)
+        S, vocabulary, times, offsets, meta, (texts, ids) = _stream(
+            paths, kind, analyzer, lo, hi, text_column, time_column, progress, lang)
         options.update(meta)
         min_length_applied = True
 
@@ -284,15 +299,16 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         if not row_filters:
             raise SpcaNoDocumentsError(name, "has no documents")
         raise _no_documents(name, row_filters)
-    ids = _contains_ids(contains, vocabulary, to_token)
-    result, described = _finish(S, vocabulary, times, offsets, path=name, contains_ids=ids,
+    contains_ids = _contains_ids(contains, vocabulary, to_token)
+    result, described = _finish(S, vocabulary, times, offsets, path=name,
+                                contains_ids=contains_ids,
                                 contains=contains, settings=settings,
-                                min_length_applied=min_length_applied)
+                                min_length_applied=min_length_applied, documents=(texts, ids))
     if result is None:
         raise _no_documents(name, row_filters + described)
-    S, vocabulary, times, offsets = result
+    S, vocabulary, times, offsets, (texts, ids) = result
     corpus = Corpus(S=S, vocabulary=vocabulary, times=times, tz_offsets=offsets, kind=kind,
-                    path=name, options=options)
+                    path=name, options=options, texts=texts, ids=ids)
     logger.info("%s: %d documents, %d words, %d nonzeros", name, corpus.n_documents,
                 corpus.n_words, corpus.nnz)
     return corpus
@@ -317,12 +333,13 @@ def _n_workers():
         return os.cpu_count() or 1
 
 
-def _read_chunks(chunks, builder, analyzer, lo, hi, path):
-    """Feed ``(texts, epoch, offset)`` chunks through the time window into ``builder``;
+def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents):
+    """Feed ``(texts, epoch, offset, ids)`` chunks through the time window into ``builder``;
+    append each chunk's kept ``(texts, ids)`` as :class:`Strings` to ``documents``;
     return (epochs, offsets, all_timed)."""
     epochs, offsets = [], []
     all_timed = True
-    for texts, epoch, offset in chunks:
+    for texts, epoch, offset, ids in chunks:
         if epoch is None:
             all_timed = False
             if lo is not None or hi is not None:
@@ -336,8 +353,12 @@ def _read_chunks(chunks, builder, analyzer, lo, hi, path):
                 keep &= epoch <= hi
             if not keep.all():
                 texts = list(compress(texts, keep))
+                ids = None if ids is None else list(compress(ids, keep))
                 epoch, offset = epoch[keep], offset[keep]
         builder.add(analyzer.tokenize_chunk(texts), len(texts))
+        # a text line's end is not part of its text (the tokenizer saw it as whitespace)
+        documents.append((Strings(t.rstrip("\r\n") for t in texts),
+                          None if ids is None else Strings(ids)))
         if epoch is not None:
             epochs.append(epoch)
             offsets.append(offset)
@@ -349,14 +370,15 @@ def _read_range(path, kind, analyzer_settings, lo, hi, text_column, decided, byt
     """One worker of the parallel ingest: the counts of the lines in ``byte_range``."""
     builder = VocabularyBuilder()
     meta = {}
+    documents = []
     kwargs = dict(meta=meta, byte_range=byte_range)
     if kind == "jsonl":
         kwargs.update(text_column=text_column, decided=decided, languages=languages)
     analyzer = make_analyzer(*analyzer_settings)
     epochs, offsets, all_timed = _read_chunks(_READERS[kind](path, **kwargs), builder,
-                                              analyzer, lo, hi, path)
+                                              analyzer, lo, hi, path, documents)
     return (builder.part(), epochs, offsets, all_timed, meta.get("skipped", 0),
-            analyzer.segmenter.dropped)
+            analyzer.segmenter.dropped, documents)
 
 
 def _parallel_plan(path, kind, text_column, time_column, languages=()):
@@ -379,7 +401,8 @@ def _parallel_plan(path, kind, text_column, time_column, languages=()):
 
 
 def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, languages=()):
-    """[(part, epochs, offsets, all_timed)] of the ranges of ``path``, read by worker processes,
+    """[(part, epochs, offsets, all_timed, documents)] of the ranges of ``path``, read by worker
+    processes,
     or None when a worker met bad input (the serial reader then reports it with its line)."""
     ranges, decided = plan
     # fork: the workers start at once with everything imported (spawn would import scikit-learn
@@ -393,8 +416,8 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
                                decided, r, languages) for r in ranges]
         try:
             for (start, stop), future in zip(ranges, futures):
-                part, epochs, offsets, all_timed, n_skipped, n_dropped = future.result()
-                results.append((part, epochs, offsets, all_timed))
+                part, epochs, offsets, all_timed, n_skipped, n_dropped, documents = future.result()
+                results.append((part, epochs, offsets, all_timed, documents))
                 skipped += n_skipped
                 analyzer.segmenter.dropped += n_dropped
                 if progress is not None:
@@ -420,6 +443,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
     """
     parts = []
     epochs, offsets = [], []
+    documents = []
     all_timed = True
     meta = {}
     for path in paths:
@@ -437,11 +461,14 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
                 kwargs.update(text_column=text_column, time_column=time_column,
                               languages=languages)
             builder = VocabularyBuilder()
+            file_documents = []
             file_epochs, file_offsets, timed = _read_chunks(_READERS[kind](path, **kwargs),
-                                                            builder, analyzer, lo, hi, path)
-            pieces = [(builder.part(), file_epochs, file_offsets, timed)]
-        for part, file_epochs, file_offsets, timed in pieces:
+                                                            builder, analyzer, lo, hi, path,
+                                                            file_documents)
+            pieces = [(builder.part(), file_epochs, file_offsets, timed, file_documents)]
+        for part, file_epochs, file_offsets, timed, file_documents in pieces:
             parts.append(part)
+            documents.extend(file_documents)
             epochs.extend(file_epochs)
             offsets.extend(file_offsets)
             all_timed &= timed
@@ -458,11 +485,20 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
         times, tz = np.zeros(0, np.int64), np.zeros(0, np.int32)
     else:
         times = tz = None
-    return S, vocabulary, times, tz, meta
+    return S, vocabulary, times, tz, meta, _merge_documents(documents)
 
+
+def _merge_documents(documents):
+    """(texts, ids) of all chunks as two :class:`Strings`; ids None when no input has any."""
+    texts = Strings.concat([t for t, _ in documents])
+    if all(ids is None for _, ids in documents):
+        return texts, None
+    ids = Strings.concat([Strings([""] * len(t)) if i is None else i for t, i in documents])
+    return texts, (ids if len(ids.blob) else None)
 
 _INGEST_KEYS = ("vocab", "text_column", "time_column", "since", "until", "contains",
-                "min_count", "min_length", "stopwords", "weighting", "lang", "ngrams")
+                "min_count", "min_length", "stopwords", "weighting", "lang", "ngrams",
+                "titles")
 
 
 def _given(options):
@@ -529,12 +565,13 @@ def _flags(given):
 
 def _refilter(path, kind, labels, given):
     """A saved corpus or an .mtx matrix, with the row and word filters that were asked for."""
-    bad = [k for k in ("vocab", "text_column", "time_column") if k in given]
+    bad = [k for k in ("vocab", "text_column", "time_column", "titles") if k in given]
     if bad:
         raise SpcaParameterError(f"{_flags({k: 1 for k in bad})} cannot apply to a {kind} input")
     if kind == "mtx":
         S, vocabulary, source = read_mtx(path, labels=labels)
         times = offsets = None
+        documents = (None, None)
         base = dict(DEFAULTS["tokenised"])
         options = {"format": "mtx", "inputs": [path], "labels": source, **base}
     else:
@@ -543,6 +580,7 @@ def _refilter(path, kind, labels, given):
             return corpus
         S, vocabulary, times, offsets = (corpus.S, corpus.vocabulary, corpus.times,
                                          corpus.tz_offsets)
+        documents = (corpus.texts, corpus.ids)
         options = dict(corpus.options)
         built = options.get("weighting", "count")
         if given.get("weighting", built) != built:
@@ -566,16 +604,17 @@ def _refilter(path, kind, labels, given):
         if hi is not None:
             keep &= times <= hi
         S, times, offsets = S[np.flatnonzero(keep)], times[keep], offsets[keep]
+        documents = tuple(None if d is None else d.take(keep) for d in documents)
         described.append("--since/--until")
     contains = tuple(given.get("contains", ()))
     index = {w: i for i, w in enumerate(vocabulary)}
     ids = np.array([index.get(w, index.get(w.lower(), -1)) for w in contains], dtype=np.int64)
     result, more = (None, []) if S.shape[0] == 0 else _finish(
         S, vocabulary, times, offsets, path=path, contains_ids=ids, contains=contains,
-        settings=settings, min_length_applied=False)
+        settings=settings, min_length_applied=False, documents=documents)
     if result is None:
         raise _no_documents(path, described + more)
-    S, vocabulary, times, offsets = result
+    S, vocabulary, times, offsets, (texts, ids) = result
     for k in ("since", "until", "contains", "min_count", "min_length", "stopwords"):
         if k in given:
             options[k] = _iso(given[k]) if k in ("since", "until") else (
@@ -583,4 +622,5 @@ def _refilter(path, kind, labels, given):
     if kind == "mtx":
         options.update(settings)
     return Corpus(S=S, vocabulary=vocabulary, times=times, tz_offsets=offsets,
-                  kind="mtx" if kind == "mtx" else "corpus", path=str(path), options=options)
+                  kind="mtx" if kind == "mtx" else "corpus", path=str(path), options=options,
+                  texts=texts, ids=ids)

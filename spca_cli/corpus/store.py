@@ -1,7 +1,9 @@
 """Saving and loading a :class:`Corpus` as ``.npz`` (what ``spca ingest -o`` writes).
 
 The file holds the CSR arrays of S, the vocabulary, the times (when there are any), the kind,
-the input path and the ingest options as JSON; no pickles, so loading a file never runs code.
+the input path and the ingest options as JSON, and the documents' texts and ids when the input
+had them (:mod:`spca_cli.corpus.texts`: a UTF-8 byte array and offsets each, ``texts_blob``,
+``texts_offsets``, ``ids_blob``, ``ids_offsets``); no pickles, so loading a file never runs code.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import scipy.sparse as sp
 
 from spca_cli.corpus._io import check_file
 from spca_cli.corpus.core import Corpus
+from spca_cli.corpus.texts import Strings
 from spca_cli.errors import SpcaInputError
 from spca_cli.files import atomic_output
 
@@ -39,6 +42,9 @@ def save_corpus(corpus, path):
     if corpus.times is not None:
         arrays["times"] = np.asarray(corpus.times, dtype=np.int64)
         arrays["tz_offsets"] = np.asarray(corpus.tz_offsets, dtype=np.int32)
+    for name in ("texts", "ids"):
+        if getattr(corpus, name, None) is not None:
+            arrays.update(getattr(corpus, name).to_arrays(name))
     with atomic_output(path) as f:
         np.savez(f, **arrays)
 
@@ -67,7 +73,9 @@ def load_corpus(path):
             options.setdefault("source_kind", str(z["kind"]))
             options.setdefault("source_path", str(z["path"]))
             corpus = Corpus(S=S, vocabulary=z["vocabulary"].astype(str), times=times,
-                            tz_offsets=offsets, kind="corpus", path=str(path), options=options)
+                            tz_offsets=offsets, kind="corpus", path=str(path), options=options,
+                            texts=Strings.from_arrays(z, "texts", S.shape[0]),
+                            ids=Strings.from_arrays(z, "ids", S.shape[0]))
     except (ValueError, OSError, EOFError, KeyError) as exc:
         raise SpcaInputError(path, f"not a corpus written by spca ingest ({exc})") from None
     if corpus.S.shape[1] != len(corpus.vocabulary):

@@ -10,7 +10,7 @@ __all__ = ["iter_text"]
 
 
 def iter_text(path, *, progress=None, meta=None, chunk_size=None, byte_range=None):
-    """Chunks ``(lines, None, None)`` of a UTF-8 text file; the line ends stay on (they are
+    """Chunks ``(lines, None, None, None)`` of a UTF-8 text file; the line ends stay on (they are
     whitespace to the tokenizer), so an empty line still counts as a document.
 
     ``byte_range=(start, stop)``: only those bytes (whole lines), for the parallel ingest."""
@@ -18,6 +18,6 @@ def iter_text(path, *, progress=None, meta=None, chunk_size=None, byte_range=Non
     seen = byte_range is not None  # a range may be empty; the file as a whole is not
     for lines in line_chunks(path, chunk_size, progress, byte_range=byte_range):
         seen = True
-        yield lines, None, None
+        yield lines, None, None, None
     if not seen:
         raise SpcaInputError(path, "file is empty")

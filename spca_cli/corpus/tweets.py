@@ -1,8 +1,10 @@
 """Tweets as CSV or JSON lines, read in chunks of documents.
 
-Each reader yields ``(texts, epoch, offset)`` per chunk: the texts (HTML entities such as
-``&amp;`` unescaped, as Twitter escapes them in both its API and its exports), and the times as
-int64 UTC seconds and int32 offsets, or ``None`` twice when the file has no time column.
+Each reader yields ``(texts, epoch, offset, ids)`` per chunk: the texts (HTML entities such as
+``&amp;`` unescaped, as Twitter escapes them in both its API and its exports), the times as
+int64 UTC seconds and int32 offsets, or ``None`` twice when the file has no time column, and
+the documents' ids as strings (CSV column ``tweet_id``, ``id_str`` or ``id``; JSON ``id_str`` or
+``id``; "" where a JSON object has none), or ``None`` when a CSV has no id column.
 Only one chunk of text is held at a time.
 
 Exact duplicate tweets are kept: the data is what it is (the airline file has 36 identical rows
@@ -19,6 +21,7 @@ from html import unescape
 from itertools import compress, islice
 
 from spca_cli.corpus._io import line_chunks, open_text
+from spca_cli.corpus.texts import ID_COLUMNS, JSON_ID_KEYS
 from spca_cli.corpus.times import TimeFormatError, parse_timestamps
 from spca_cli.errors import SpcaInputError
 
@@ -110,8 +113,9 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
         else:
             time_name = next((c for c in TIME_COLUMNS if c in header), None)
         di = header.index(time_name) if time_name is not None else None
+        ii = next((header.index(c) for c in ID_COLUMNS if c in header), None)
         meta.update(text_column=text_name, time_column=time_name)
-        need = max(ti, di if di is not None else 0)
+        need = max(ti, di if di is not None else 0, ii if ii is not None else 0)
         li = None
         if matches is not None:
             lang_name = next((c for c in LANGUAGE_COLUMNS if c in header), None)
@@ -123,7 +127,7 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
             need = max(need, li)
 
         while True:
-            texts, stamps, lines = [], [], []
+            texts, stamps, lines, ids = [], [], [], []
             last = reader.line_num
             try:
                 for row in reader:
@@ -137,6 +141,8 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
                         last = reader.line_num
                         continue
                     texts.append(unescape(row[ti]))
+                    if ii is not None:
+                        ids.append(row[ii])
                     if di is not None:
                         stamps.append(row[di])
                         lines.append(last + 1)
@@ -148,11 +154,12 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
             tracker.update()
             if not texts:
                 return
+            ids = ids if ii is not None else None
             if di is None:
-                yield texts, None, None
+                yield texts, None, None, ids
             else:
                 epoch, offset = _times(path, stamps, lines, time_name)
-                yield texts, epoch, offset
+                yield texts, epoch, offset, ids
 
 
 def _text_of(obj, key):
@@ -167,6 +174,11 @@ def _text_of(obj, key):
         if value is not None:
             return value
     return None
+
+
+def _id_of(obj):
+    value = next((obj[k] for k in JSON_ID_KEYS if obj.get(k) is not None), "")
+    return str(value)
 
 
 def _decode_lines(path, lines, first_line):
@@ -192,7 +204,7 @@ def _decode_lines(path, lines, first_line):
 
 
 def _fields_fast(objs, text_column, time_name):
-    """(texts, stamps, None, 0) when every object has a string text (and time), else None.
+    """(texts, stamps, None, 0, ids) when every object has a string text (and time), else None.
 
     List comprehensions over the chunk: about a third of the cost of the careful loop below.
     """
@@ -207,12 +219,12 @@ def _fields_fast(objs, text_column, time_name):
         return None
     if set(map(type, texts)) - {str} or (stamps is not None and set(map(type, stamps)) - {str}):
         return None
-    return texts, stamps, None, 0
+    return texts, stamps, None, 0, [_id_of(o) for o in objs]
 
 
 def _fields_slow(path, objs, numbers, text_column, time_name):
     """Object by object: skip those without text, report the first malformed one."""
-    texts, stamps, stamp_lines, skipped = [], [], [], 0
+    texts, stamps, stamp_lines, skipped, ids = [], [], [], 0, []
     for obj, lineno in zip(objs, numbers):
         if not isinstance(obj, dict):
             raise SpcaInputError(path, f"expected a JSON object, found {type(obj).__name__}",
@@ -231,7 +243,8 @@ def _fields_slow(path, objs, numbers, text_column, time_name):
             stamps.append(stamp)
             stamp_lines.append(lineno)
         texts.append(text)
-    return texts, (stamps if time_name is not None else None), stamp_lines, skipped
+        ids.append(_id_of(obj))
+    return texts, (stamps if time_name is not None else None), stamp_lines, skipped, ids
 
 
 def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=None,
@@ -285,7 +298,7 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
         if fields is None:  # something is missing or odd: the careful loop says what
             fields = _fields_slow(path, objs, numbers, text_column,
                                   time_name if use_times else None)
-        texts, stamps, stamp_lines, n_skipped = fields
+        texts, stamps, stamp_lines, n_skipped, ids = fields
         skipped += n_skipped
         texts = list(map(unescape, texts))
         if stamp_lines is None:
@@ -294,9 +307,9 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
             continue
         if use_times:
             epoch, offset = _times(path, stamps, stamp_lines, time_name)
-            yield texts, epoch, offset
+            yield texts, epoch, offset, ids
         else:
-            yield texts, None, None
+            yield texts, None, None, ids
     if byte_range is not None:
         meta["skipped"] = skipped
         return

@@ -1,0 +1,130 @@
+"""``spca daily --from --to``, prevalence, topics followed across days, trends.png and
+index.html (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from click.testing import CliRunner
+
+from spca_cli.cli import cli
+from spca_cli.trends import follow_topics, normalise_word, overlap, topic_profile
+
+WEEK = ["2015-02-17", "2015-02-18", "2015-02-19", "2015-02-20", "2015-02-21", "2015-02-22",
+        "2015-02-23"]
+TOPICS = ["-k", "6", "-c", "3", "--timezone", "America/Los_Angeles"]
+
+
+def run(args):
+    return CliRunner().invoke(cli, ["daily", *args], catch_exceptions=False)
+
+
+def _without_seconds(report):
+    return {k: v for k, v in report.items() if k != "seconds"}
+
+
+def test_a_week_in_one_call(airline_csv, tmp_path):
+    out = tmp_path / "week"
+    result = run([str(airline_csv), "--out", str(out), "--from", WEEK[0], "--to", WEEK[-1],
+                  *TOPICS])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].startswith("2015-02-17: 1,408 documents -> ")
+    assert result.stdout.splitlines()[-1].startswith("7 days -> ")
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([f"{d}.json" for d in WEEK] + [f"{d}.md" for d in WEEK]
+                           + ["index.md", "index.html", "trends.png"])
+    reports = [json.loads((out / f"{d}.json").read_text()) for d in WEEK]
+    for report in reports:
+        for comp in report["components"]:
+            assert comp["coverage"]["documents"] > 0 and len(comp["top_documents"]) == 3
+    # each day exactly as a single-day run gives it
+    single = tmp_path / "single"
+    assert run([str(airline_csv), "--out", str(single), "--date", "2015-02-20", *TOPICS,
+                "-q"]).exit_code == 0
+    assert (_without_seconds(json.loads((single / "2015-02-20.json").read_text()))
+            == _without_seconds(reports[3]))
+
+    index = (out / "index.md").read_text()
+    lines = index.splitlines()
+    assert lines[2].startswith("| day | documents | first topic | topics (share of the day's")
+    # "flight cancelled flightled" is one topic all week, and its share is the day's coverage
+    for line, report in zip(lines[4:11], reports):
+        share = report["components"][0]["coverage"]["share"]
+        assert f"T1 {100 * share:.0f}%" in line
+    assert "T2 service customer thanks" in index
+    # the service topic is followed, not new, on every day it returns after the first (the
+    # 18th's "thanks"-led variant is another topic)
+    returns = 0
+    for line in lines[5:11]:
+        shares, fresh = line.split(" | ")[-2:]
+        returns += "T2 " in shares
+        assert "2: service customer" not in fresh, line
+    assert returns == 4
+    assert "3: fleek fleet's stop" in lines[10]
+    assert "![Prevalence of the recurring topics](trends.png)" in index
+
+    png = (out / "trends.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
+    assert "<script" not in page and 'src="http' not in page  # needs no server, no network
+    assert "<style>" in page and "fleet&#x27;s" in page and "fleet's" not in page
+    first_tweet = reports[-1]["components"][0]["top_documents"][0]
+    assert first_tweet["id"] in page
+
+
+def test_range_options_are_checked(airline_csv, tmp_path):
+    out = tmp_path / "r"
+    result = run([str(airline_csv), "--out", str(out), "--from", "2015-02-17"])
+    assert result.exit_code == 2 and "--from and --to go together" in result.output
+    result = run([str(airline_csv), "--out", str(out), "--from", "2015-02-17", "--to",
+                  "2015-02-18", "--date", "2015-02-17"])
+    assert result.exit_code == 2
+    assert "use either --from/--to or one of --date and --yesterday" in result.output
+    result = run([str(airline_csv), "--out", str(out), "--from", "2015-02-18", "--to",
+                  "2015-02-17"])
+    assert result.exit_code == 1
+    assert result.output == "Error: --from 2015-02-18 is later than --to 2015-02-17\n"
+    result = run([str(airline_csv), "--out", str(out), "--from", "17.2.2015", "--to",
+                  "2015-02-17"])
+    assert result.exit_code == 1
+    assert result.output == "Error: --from must be YYYY-MM-DD, got '17.2.2015'\n"
+    assert not out.exists()
+
+
+def test_without_matplotlib_the_index_says_how_to_get_the_chart(airline_csv, tmp_path,
+                                                                  monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    out = tmp_path / "noplot"
+    result = run([str(airline_csv), "--out", str(out), "--from", "2015-02-17", "--to",
+                  "2015-02-18", "--solver", "threshold", *TOPICS, "--documents", "1", "-q"])
+    assert result.exit_code == 0, result.output
+    assert not (out / "trends.png").exists()
+    hint = "pip install 'spca-cli[plot]'"
+    assert hint in (out / "index.md").read_text()
+    assert "pip install &#x27;spca-cli[plot]&#x27;" in (out / "index.html").read_text()
+    report = json.loads((out / "2015-02-18.json").read_text())
+    assert all(len(c["top_documents"]) == 1 for c in report["components"])
+
+
+def test_plural_folding_and_weight_overlap():
+    assert [normalise_word(w) for w in ["thanks", "bags", "fleet's", "business", "bus", "has",
+                                        "Flights"]] == ["thank", "bag", "fleet", "business",
+                                                        "bus", "has", "flight"]
+    a = topic_profile({"words": ["service", "customer", "thanks"], "weights": [0.7, 0.6, 0.39]})
+    b = topic_profile({"words": ["service", "customer", "thank"], "weights": [0.75, 0.6, 0.28]})
+    assert 0.9 < overlap(a, b) <= 1.0
+    c = topic_profile({"words": ["thanks", "service", "great"], "weights": [0.9, 0.3, 0.3]})
+    assert overlap(a, c) < 0.5  # led by another word: another topic
+    days = [{"day": f"2015-02-{d}", "components": [dict(index=1, **comp)]}
+            for d, comp in (("17", {"words": ["service", "customer", "thanks"],
+                                    "weights": [0.7, 0.6, 0.39]}),
+                            ("18", {"words": ["thanks", "service", "great"],
+                                    "weights": [0.9, 0.3, 0.3]}),
+                            ("19", {"words": ["service", "customer", "thank"],
+                                    "weights": [0.75, 0.6, 0.28]}))]
+    tracks, by_day = follow_topics(days)
+    # the service topic is recognised on the 19th although the 18th had a variant in between
+    assert [t.label for t in tracks] == ["service customer thanks", "thanks service great"]
+    assert sorted(tracks[0].days) == ["2015-02-17", "2015-02-19"]
