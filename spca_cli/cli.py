@@ -35,6 +35,7 @@ from spca_cli.corpus.tokenize import WEIGHTINGS
 from spca_cli.errors import SpcaError, SpcaInputError, SpcaOutputError, SpcaParameterError
 from spca_cli.files import (atomic_output, atomic_write, check_output_file, check_output_folder,
                              output_errors)
+from spca_cli.params import SEED_MAX
 from spca_cli.progress import byte_progress, status, task_progress
 
 __all__ = ["cli", "ingest_options", "labels_option", "quiet_option", "load_from_options",
@@ -308,8 +309,8 @@ def topics_options(fn):
         click.option("--deflation", type=click.Choice(["remove", "projection"]),
                      default="remove", show_default=True,
                      help="remove: disjoint words; projection: A <- (I-xx')A(I-xx')."),
-        click.option("--seed", type=int, default=0, show_default=True,
-                     help="Seed for every random choice."),
+        click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
+                     help=f"Seed for every random choice (0 .. {SEED_MAX})."),
         click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
                      metavar="SECONDS", help="Per component: return the best found so far."),
         click.option("--eigensolver", type=click.Choice(["auto", "krylov", "arpack"]),
@@ -647,7 +648,7 @@ def _plot_spectrum(values, path, *, title):
               help="Share of documents about a topic.")
 @click.option("--topic-repeat", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Extra occurrences (Poisson mean) of each topic word present.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True)
 @click.option("-o", "--output", required=True, metavar="PATH",
               help="NAME.jsonl, or docword.NAME.txt for --kind uci.")
 def generate(kind, documents, words, words_per_doc, topics, exponent, offset, topic_rate,
