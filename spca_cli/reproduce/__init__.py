@@ -68,7 +68,7 @@ from pathlib import Path
 from spca_cli.errors import SpcaInputError, SpcaParameterError
 from spca_cli.files import atomic_write, check_output_folder, output_errors
 from spca_cli.reproduce.config import (FORMATS, MEASURES, Config, DataSpec, DaysSpec,
-                                       PublishedSpec, RunSpec, _Bad, load_config)
+                                       PublishedSpec, RunSpec, _Bad, check_work, load_config)
 from spca_cli.reproduce.measures import (_MEASURE_FUNCS, _check_runs_fit, _load_data, _n_words,
                                          _recovery)
 from spca_cli.reproduce.render import _plot_png, _published_dict, render_json, render_markdown
@@ -148,6 +148,10 @@ def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
         if config.measure != "recovery":
             raise SpcaParameterError(f"--trials applies only to measure 'recovery'; {path} "
                                      f"measures {config.measure!r}")
+        try:
+            check_work(config, trials=int(trials))
+        except _Bad as exc:
+            raise SpcaParameterError(f"--trials {trials}: {str(exc).split(': ', 1)[1]}") from None
         config = replace(config, trials=int(trials))
     if outdir is not None:
         check_output_folder(outdir, _config_inputs(path, config),
