@@ -17,12 +17,15 @@ Adding a command that reads corpora takes three decorators and one call::
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+import logging
 import os
 import shutil
 import sys
 import time
+import warnings
 
 import click
 
@@ -30,8 +33,10 @@ from spca_cli.corpus import FORMATS, MatrixInput, format_time, load_input, save_
 from spca_cli.corpus.sources import open_inputs
 from spca_cli.corpus.summary import summarize
 from spca_cli.corpus.tokenize import WEIGHTINGS, parse_ngram_range
-from spca_cli.errors import SpcaError, SpcaInputError, SpcaParameterError
-from spca_cli.files import atomic_output, atomic_write
+from spca_cli.errors import SpcaError, SpcaInputError, SpcaOutputError, SpcaParameterError
+from spca_cli.files import (atomic_output, atomic_write, check_output_file, check_output_folder,
+                            output_errors)
+from spca_cli.params import SEED_MAX
 from spca_cli.progress import byte_progress, status, task_progress
 
 __all__ = ["cli", "ingest_options", "labels_option", "quiet_option", "load_from_options",
@@ -40,14 +45,63 @@ __all__ = ["cli", "ingest_options", "labels_option", "quiet_option", "load_from_
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
+class WarningLines(logging.Handler):
+    """The library's warnings (its loggers at WARNING, and Python warnings) as ``Warning: ...``
+    lines on stderr, except under ``--quiet``; all of them are kept in ``messages`` for
+    ``spca daily --log``. Installed for one command invocation by :class:`SpcaGroup`."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def note(self, message):
+        message = " ".join(str(message).split())  # one line, whatever the source
+        self.messages.append(message)
+        ctx = click.get_current_context(silent=True)
+        if ctx is None or not ctx.params.get("quiet"):
+            click.echo(f"Warning: {message}", err=True)
+
+    def emit(self, record):
+        self.note(record.getMessage())
+
+    def show_python_warning(self, message, category, *_args, **_kwargs):
+        self.note(message)
+
+
+def _one_line(text):
+    """A message as one line: a parser's multi-line error joined at its line breaks."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def warning_lines():
+    """The :class:`WarningLines` of the running command (a fresh one outside the CLI)."""
+    ctx = click.get_current_context(silent=True)
+    found = ctx.find_root().meta.get("spca.warnings") if ctx is not None else None
+    return found if found is not None else WarningLines()
+
+
 class SpcaGroup(click.Group):
     """A click group that reports the library's errors as ``Error: ...`` with exit status 1."""
 
     def invoke(self, ctx):
+        handler = WarningLines()
+        ctx.meta["spca.warnings"] = handler
+        library = logging.getLogger("spca_cli")
+        library.addHandler(handler)
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.showwarning = handler.show_python_warning
+                return super().invoke(ctx)
         except SpcaError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(_one_line(str(exc))) from None
+        except OSError as exc:
+            # the boundary for the environment: a file that vanished, a full disk, a closed
+            # pipe; outputs are named by atomic_output already, this catches the rest
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise click.ClickException(f"{where}{reason}") from None
+        finally:
+            library.removeHandler(handler)
 
 
 @click.group(cls=SpcaGroup, context_settings=CONTEXT_SETTINGS)
@@ -147,6 +201,33 @@ def load_from_options(inputs, *, labels=None, quiet=False, input_format="auto", 
                               **ingest_kwargs)
 
 
+def input_files(inputs, *, labels=None, vocab=None, stopwords=None, titles=None, **_other):
+    """Every file a command may read: the inputs (folders and quoted globs expanded), the
+    vocabulary beside a docword file or a .mtx, and the --vocab, --labels, --titles and
+    --stopwords files; outputs must be none of them."""
+    import glob
+
+    from spca_cli.corpus.uci import vocab_path_for
+
+    expanded = []
+    for item in inputs:
+        if os.path.isdir(item):
+            expanded += [os.path.join(item, name) for name in sorted(os.listdir(item))]
+        elif not os.path.exists(item) and glob.has_magic(item):
+            expanded += sorted(glob.glob(item))
+        elif item != "-":
+            expanded.append(item)
+    inputs = expanded
+    files = [*inputs, labels, vocab, titles]
+    files += [part for part in (stopwords or "").split(",") if os.path.isfile(part)]
+    for path in inputs:
+        files.append(vocab_path_for(path))
+        for ext in (".mtx.gz", ".mtx"):
+            if str(path).endswith(ext):
+                files.append(str(path)[: -len(ext)] + ".vocab.txt")
+    return [f for f in files if f]
+
+
 # ---------------------------------------------------------------------- ingest
 def _summary_line(corpus, output, seconds):
     span = ""
@@ -172,11 +253,7 @@ def ingest(inputs, output, quiet, **ingest_kwargs):
         spca ingest tweets.csv -o tweets.npz --since 2015-02-17 --min-count 3
         spca ingest docword.kos.txt.gz -o kos.npz
     """
-    folder = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(folder):
-        raise SpcaInputError(output, "the folder to write into does not exist")
-    if os.path.isdir(output):
-        raise SpcaInputError(output, "is a directory; give a file name such as corpus.npz")
+    check_output_file(output, input_files(inputs, **ingest_kwargs))
     start = time.perf_counter()
     corpus = load_from_options(inputs, quiet=quiet, **ingest_kwargs)
     if isinstance(corpus, MatrixInput):
@@ -278,8 +355,8 @@ def topics_options(fn):
         click.option("--deflation", type=click.Choice(["remove", "projection"]),
                      default="remove", show_default=True,
                      help="remove: disjoint words; projection: A <- (I-xx')A(I-xx')."),
-        click.option("--seed", type=int, default=0, show_default=True,
-                     help="Seed for every random choice."),
+        click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
+                     help=f"Seed for every random choice (0 .. {SEED_MAX})."),
         click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
                      metavar="SECONDS", help="Per component: return the best found so far."),
         click.option("--eigensolver", type=click.Choice(["auto", "krylov", "arpack"]),
@@ -344,9 +421,6 @@ def _write_output(text, output):
     if output is None:
         click.echo(text, nl=False)
         return
-    folder = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(folder):
-        raise SpcaInputError(output, "the folder to write into does not exist")
     atomic_write(output, text)
 
 
@@ -394,6 +468,8 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
     from spca_cli.report import render, to_dict
 
     topic_kwargs = _topic_kwargs(kwargs)
+    if output is not None:
+        check_output_file(output, input_files(inputs, labels=labels, **kwargs))
     if (topic_kwargs["solver"] == "bipartite"
             and ctx.get_parameter_source("deflation") == click.core.ParameterSource.COMMANDLINE):
         click.echo("Note: --deflation does not apply to --solver bipartite, which computes "
@@ -422,11 +498,33 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
 
 
 # ---------------------------------------------------------------------- daily
-def _append_log(log_file, line):
+def _append_log(log_file, line, warnings_seen=()):
+    """One line for the run in --log (after a line per warning it met), appended."""
     if log_file:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        with open(log_file, "a", encoding="utf-8") as fh:
+        with output_errors(log_file), open(log_file, "a", encoding="utf-8") as fh:
+            for message in warnings_seen:
+                fh.write(f"{stamp} warning: {message}\n")
             fh.write(f"{stamp} {line}\n")
+
+
+def _check_daily_outputs(out_dir, log_file, days, inputs, kwargs):
+    """Before any work: the report folder, the files the run writes in it, and --log."""
+    reads = input_files(inputs, **kwargs)
+    names = [f"{day.isoformat()}.{ext}" for day in days for ext in ("json", "md")]
+    names += ["index.md", "index.html", "trends.png"]
+    check_output_folder(out_dir, reads, files=names)
+    names.append(".lock")  # the lock deals with what it finds there itself
+    if log_file:
+        if os.path.abspath(log_file) in {os.path.abspath(os.path.join(out_dir, n))
+                                         for n in names}:
+            raise SpcaOutputError(log_file, "is one of the files spca daily writes in --out; "
+                                            "give the log another name")
+        log_folder = os.path.dirname(os.path.abspath(log_file))
+        if os.path.abspath(out_dir) == log_folder and not os.path.exists(out_dir):
+            with output_errors(out_dir):  # the log lives in the report folder: make it now
+                os.makedirs(out_dir, exist_ok=True)
+        check_output_file(log_file, reads)
 
 
 @cli.command()
@@ -475,8 +573,15 @@ def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents
             days = resolve_range(from_text, to_text)
             day = f"{days[0]}..{days[-1]}"
         else:
-            day = resolve_day(date_text, yesterday=yesterday, tz=tz)
-
+            days = [resolve_day(date_text, yesterday=yesterday, tz=tz)]
+            day = days[0]
+    except SpcaError as exc:
+        with contextlib.suppress(SpcaError):  # a bad --log must not hide the real error
+            _append_log(log_file, f"day={day} status=error {_one_line(str(exc))}")
+        raise
+    _check_daily_outputs(out_dir, log_file, days, inputs, kwargs)
+    seen = warning_lines().messages
+    try:
         def read(paths, start, end):
             # --until is inclusive to the second, and times are whole seconds: [start, end)
             return load_input(paths, since=start, until=end - datetime.timedelta(seconds=1),
@@ -493,10 +598,10 @@ def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents
             outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read, topics=topics,
                                 n_documents=n_documents)
     except SpcaError as exc:
-        _append_log(log_file, f"day={day} status=error {exc}")
+        _append_log(log_file, f"day={day} status=error {_one_line(str(exc))}", seen)
         raise
     _append_log(log_file, f"day={day} status=ok documents={outcome.documents} "
-                          f"report={outcome.json_path}")
+                          f"report={outcome.json_path}", seen)
     if not quiet:
         click.echo(f"{day}: {outcome.documents:,} documents -> {outcome.json_path}, "
                    f"{outcome.markdown_path}, {outcome.index_path}")
@@ -576,6 +681,8 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, **ingest_kwargs):
     from spca_cli.matrix import Gram
     from spca_cli.spectrum import single_call_method, top_eigenpairs
 
+    if plot:
+        check_output_file(plot, input_files(inputs, labels=labels, **ingest_kwargs))
     data = load_from_options(inputs, labels=labels, quiet=quiet, **ingest_kwargs)
     gram = Gram.from_dense(data.A) if isinstance(data, MatrixInput) else Gram.from_documents(data.S)
     with status("Computing eigenvalues", quiet=quiet):
@@ -610,9 +717,6 @@ def _plot_spectrum(values, path, *, title):
         import matplotlib.pyplot as plt
     except ImportError:
         raise SpcaParameterError("--plot needs matplotlib: pip install 'spca-cli[plot]'") from None
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise SpcaInputError(path, "the folder to write into does not exist")
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.semilogy(range(1, len(values) + 1), values, "o-")
     ax.set_xlabel("i")
@@ -643,7 +747,7 @@ def _plot_spectrum(values, path, *, title):
               help="Share of documents about a topic.")
 @click.option("--topic-repeat", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Extra occurrences (Poisson mean) of each topic word present.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True)
 @click.option("-o", "--output", required=True, metavar="PATH",
               help="NAME.jsonl, or docword.NAME.txt for --kind uci.")
 def generate(kind, documents, words, words_per_doc, topics, exponent, offset, topic_rate,
@@ -658,9 +762,7 @@ def generate(kind, documents, words, words_per_doc, topics, exponent, offset, to
     """
     from spca_cli.generate import write_corpus
 
-    folder = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(folder):
-        raise SpcaInputError(output, "the folder to write into does not exist")
+    check_output_file(output)
     start = time.perf_counter()
     out = write_corpus(output, kind, documents=documents, words=words,
                        words_per_document=words_per_doc, topics=topics, exponent=exponent,

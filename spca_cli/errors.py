@@ -32,6 +32,24 @@ class SpcaInputError(SpcaError):
         super().__init__(where + message)
 
 
+class SpcaOutputError(SpcaError):
+    """An output path that cannot (or must not) be written: a missing or unwritable folder, a
+    directory where a file goes, an input file, or an OSError while writing.
+
+    Parameters
+    ----------
+    path : str
+        The output at fault (shown first in the message).
+    message : str
+        What is wrong, as one sentence without a trailing period.
+    """
+
+    def __init__(self, path, message):
+        self.path = str(path)
+        self.message = message
+        super().__init__(f"{self.path}: {message}")
+
+
 class SpcaParameterError(SpcaError, ValueError):
     """A parameter value, or a combination of values, that cannot work on this input."""
 

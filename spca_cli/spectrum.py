@@ -149,7 +149,12 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     n = A.n
     p = int(min(p, n))
-    if method == "dense" or (method == "auto" and (n <= DENSE_LIMIT or p >= n - 1)):
+    # ARPACK finds at most n - 2 pairs of an n x n matrix: more (every eigenvalue, as
+    # ``spca spectrum --top`` beyond the words asks) is LAPACK's job, whatever ``method`` says
+    dense = method == "dense" or p >= n - 1 or (method == "auto" and n <= DENSE_LIMIT)
+    S = getattr(A, "S", None)
+    _check_eigen_memory(n, p, dense, 0 if S is None else S.shape[0])
+    if dense:
         return _dense(A, p)
     rng = check_random_state(random_state)
     if method == "arpack" or (method == "auto" and p > KRYLOV_MAX_PAIRS):
@@ -172,6 +177,22 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
         return dataclasses.replace(fallback, products=products + fallback.products)
     return Eigen(values=np.maximum(vals, 0.0), vectors=_sign_fix(vecs), residuals=residuals,
                  products=products, method="krylov", basis=ritz)
+
+
+def _check_eigen_memory(n, p, dense, documents):
+    """Refuse, with the estimate, an eigen step whose arrays cannot fit in memory: A formed
+    densely (with LAPACK's copy) or a Lanczos/block basis of about 3p vectors, plus the
+    products S X of a block of vectors with S's ``documents`` rows."""
+    from spca_cli.limits import check_memory
+
+    block = 3 * max(p, 8) + 10
+    products = 8 * documents * block
+    if dense:
+        check_memory(2 * 8 * n * n + products, f"the {p:,} leading eigenpairs of a "
+                                               f"{n:,}-word matrix (dense)")
+    else:
+        check_memory(8 * n * block + products,
+                     f"{p:,} eigenpairs of a {n:,}-word matrix over {documents:,} documents")
 
 
 def single_call_method(A):

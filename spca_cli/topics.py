@@ -20,6 +20,7 @@ import numpy as np
 from spca_cli import bounds as _bounds
 from spca_cli.errors import SpcaParameterError
 from spca_cli.matrix import Gram
+from spca_cli.params import check_run
 from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
 from spca_cli.solvers._base import check_int
 from spca_cli.spectrum import top_eigenpairs
@@ -142,6 +143,8 @@ def run_topics(data, *, solver="auto", k=10, n_components=1, rank=2, deflation="
     seconds = dict(seconds or {})
     A0, labels, summary = _gram_and_labels(data)
     k, n_components, rank = _check_options(solver, A0, k, n_components, rank, deflation)
+    check_run(solver, A0.n, rank=rank, random_state=random_state, eigensolver=eigensolver,
+              time_limit=time_limit, solver_options=solver_options)
     joint = solver in JOINT_SOLVERS
     n_eig = max(rank + 1, n_components + 1, 2)
 

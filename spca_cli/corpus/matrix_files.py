@@ -18,14 +18,50 @@ import scipy.sparse as sp
 from spca_cli.corpus._io import check_file
 from spca_cli.corpus.core import MatrixInput
 from spca_cli.corpus.uci import read_vocabulary
-from spca_cli.errors import SpcaInputError
+from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.limits import check_memory
 from spca_cli.matrix import check_psd_matrix
 
-__all__ = ["read_npy", "read_mtx", "read_labels", "PSD_CHECK_LIMIT"]
+__all__ = ["read_npy", "read_mtx", "read_labels", "extreme_eigenvalues", "PSD_CHECK_LIMIT"]
 
 logger = logging.getLogger(__name__)
 
-PSD_CHECK_LIMIT = 5000  # a dense eigvalsh beyond this takes too long for an input check
+PSD_CHECK_LIMIT = 2000  # all eigenvalues by LAPACK up to this order; Lanczos beyond
+PSD_TOLERANCE = 1e-8  # smallest eigenvalue allowed: -1e-8 lambda_max (rounding of a PSD matrix)
+
+
+def extreme_eigenvalues(A):
+    """(smallest, largest) eigenvalue of the symmetric dense matrix ``A``.
+
+    Up to ``PSD_CHECK_LIMIT`` rows LAPACK computes them all. Beyond, Lanczos (ARPACK) finds
+    the largest, then the largest of lambda_max I - A, which is lambda_max - lambda_min: both
+    are extreme eigenvalues, which Lanczos finds in a few dozen products with A, accurate to
+    about 1e-10 lambda_max, so the PSD check costs seconds at any size instead of O(n^3).
+    """
+    n = A.shape[0]
+    if n <= PSD_CHECK_LIMIT:
+        w = scipy.linalg.eigvalsh(A)  # ascending
+        return float(w[0]), float(w[-1])
+    start = np.ones(n) / np.sqrt(n)  # deterministic, and never orthogonal to everything
+    largest = float(_top_eigenvalue(lambda x: A @ x, n, start))
+    if largest <= 0:
+        # no positive eigenvalue: the matrix is PSD only if it is 0, and then max abs is 0
+        return float(-np.abs(A).max()), largest
+    spread = float(_top_eigenvalue(lambda x: largest * x - A @ x, n, start))
+    return largest - spread, largest
+
+
+def _top_eigenvalue(matvec, n, start):
+    from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+    op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+    try:
+        return eigsh(op, k=1, which="LA", v0=start, tol=1e-10, maxiter=5000,
+                     return_eigenvectors=False)[0]
+    except ArpackNoConvergence as exc:
+        if len(exc.eigenvalues):
+            return exc.eigenvalues[0]
+        raise SpcaParameterError("the positive-semidefiniteness check did not converge") from None
 
 
 def read_labels(path, n, *, matrix_path):
@@ -47,22 +83,27 @@ def read_npy(path, labels=None):
     """
     check_file(path)
     try:
-        A = np.load(path, allow_pickle=False)
+        # memory-mapped first: the header's shape is checked against the file's size before
+        # anything is allocated, so a truncated or lying file is an error, not a huge allocation
+        A = np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise SpcaInputError(path, f"not a NumPy .npy array ({exc})") from None
+    if not isinstance(A, np.ndarray):
+        raise SpcaInputError(path, "not a NumPy .npy array (an .npz archive?)")
+    if np.iscomplexobj(A):
+        raise SpcaInputError(path, f"matrix holds complex numbers ({A.dtype}); spca needs a real "
+                                   "symmetric matrix")
+    if A.ndim == 2:
+        check_memory(3 * 8 * A.size, f"a {A.shape[0]:,} x {A.shape[1]:,} matrix")
     try:
-        A = check_psd_matrix(A)
+        A = check_psd_matrix(np.array(A))
     except ValueError as exc:
         raise SpcaInputError(path, str(exc)) from None
     n = A.shape[0]
-    if n <= PSD_CHECK_LIMIT:
-        w = scipy.linalg.eigvalsh(A)  # ascending
-        if w[0] < -1e-8 * max(abs(w[-1]), np.finfo(float).tiny):
-            raise SpcaInputError(path, f"matrix is not positive semidefinite (smallest eigenvalue "
-                                       f"{w[0]:.6g}, largest {w[-1]:.6g})")
-    else:
-        logger.info("%s: n = %d > %d, positive semidefiniteness not checked", path, n,
-                    PSD_CHECK_LIMIT)
+    smallest, largest = extreme_eigenvalues(A)
+    if smallest < -PSD_TOLERANCE * max(abs(largest), np.finfo(float).tiny):
+        raise SpcaInputError(path, f"matrix is not positive semidefinite (smallest eigenvalue "
+                                   f"{smallest:.6g}, largest {largest:.6g})")
     names = (read_labels(labels, n, matrix_path=path) if labels
              else np.array([str(i) for i in range(n)], dtype=str))
     return MatrixInput(A=A, labels=names, path=str(path))

@@ -102,9 +102,11 @@ class Strings:
         """The Strings saved by :meth:`to_arrays` in the open npz ``z``, or None when absent.
 
         Raises ValueError when the arrays do not describe ``n_documents`` strings."""
-        if f"{name}_blob" not in z.files or f"{name}_offsets" not in z.files:
+        if f"{name}_blob" not in z or f"{name}_offsets" not in z:
             return None
         blob, offsets = z[f"{name}_blob"], z[f"{name}_offsets"]
+        if blob.ndim != 1 or blob.dtype != np.uint8 or offsets.dtype.kind not in "iu":
+            raise ValueError(f"{name} must be a byte array and integer offsets")
         if (offsets.ndim != 1 or len(offsets) != n_documents + 1 or offsets[0] != 0
                 or offsets[-1] != len(blob) or np.any(np.diff(offsets) < 0)):
             raise ValueError(f"{name} do not match the {n_documents} documents")

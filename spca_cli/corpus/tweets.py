@@ -188,8 +188,8 @@ def _decode_lines(path, lines, first_line):
         objs = json.loads("[" + ",".join(lines) + "]")
         if len(objs) == len(lines):
             return objs, range(first_line, first_line + len(lines))
-    except json.JSONDecodeError:
-        pass
+    except (ValueError, RecursionError):
+        pass  # (JSONDecodeError is a ValueError; so is an integer of more than 4,300 digits)
     objs, numbers = [], []
     for offset, line in enumerate(lines):
         if not line.strip():
@@ -198,6 +198,14 @@ def _decode_lines(path, lines, first_line):
             objs.append(json.loads(line.rstrip("\r\n")))
         except json.JSONDecodeError as exc:
             raise SpcaInputError(path, f"malformed JSON ({exc.msg} at column {exc.colno})",
+                                 line=first_line + offset) from None
+        except ValueError as exc:  # Python's limit on the digits of an integer
+            what = ("an integer of more than 4,300 digits" if "digits" in str(exc)
+                    else str(exc))
+            raise SpcaInputError(path, f"malformed JSON ({what})",
+                                 line=first_line + offset) from None
+        except RecursionError:
+            raise SpcaInputError(path, "malformed JSON (nested too deeply)",
                                  line=first_line + offset) from None
         numbers.append(first_line + offset)
     return objs, numbers
@@ -333,7 +341,7 @@ def first_fields(path, *, text_column=None, time_column=None, max_lines=1000, ne
                 continue
             try:
                 obj = json.loads(line)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 return None
             if not isinstance(obj, dict):
                 return None

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from spca_cli.corpus._io import check_file, decode_error, is_gzip, open_binary
 from spca_cli.errors import SpcaInputError
+from spca_cli.limits import check_memory
 
 __all__ = ["read_uci", "vocab_path_for", "is_docword_name"]
 
@@ -30,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 _DOCWORD = re.compile(r"^docword\.(?P<name>.+)\.txt(?:\.gz)?$")
 BLOCK_BYTES = 1 << 23
+_INT64_MAX, _INT64_MIN = 2 ** 63 - 1, -(2 ** 63)
 
 
 def is_docword_name(path):
@@ -86,7 +88,13 @@ def _read_header(path, stream):
         if not re.fullmatch(r"\d+", text):
             raise SpcaInputError(path, f"header line must be one integer {names[lineno - 1]}, "
                                        f"found {text[:40]!r}", line=lineno)
-        header.append(int(text))
+        value = int(text)
+        # ids are stored as 32-bit integers; NNZ counts entries of a 64-bit index
+        limit = 2 ** 63 - 1 if lineno == 3 else 2 ** 31 - 1
+        if value > limit:
+            raise SpcaInputError(path, f"header {names[lineno - 1]} is {value}, more than the "
+                                       f"{limit:,} spca can index", line=lineno)
+        header.append(value)
     return header
 
 
@@ -102,11 +110,16 @@ def _parse_block_slow(path, block, first_line):
             raise SpcaInputError(path, f"expected 3 integers 'docID wordID count', found "
                                        f"{len(fields)} fields", line=lineno)
         try:
-            rows.append([int(f) for f in fields])
+            row = [int(f) for f in fields]
         except ValueError:
             text = line.decode("utf-8", errors="replace").strip()
             raise SpcaInputError(path, f"expected 3 integers 'docID wordID count', found "
                                        f"{text[:60]!r}", line=lineno) from None
+        for name, value in zip(("doc id", "word id", "count"), row):
+            if not _INT64_MIN <= value <= _INT64_MAX:
+                raise SpcaInputError(path, f"{name} {str(value)[:30]} does not fit a 64-bit "
+                                           "integer", line=lineno)
+        rows.append(row)
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
@@ -122,6 +135,8 @@ def _parse_block(path, block, first_line):
             values = np.fromstring(block, dtype=np.int64, sep=" ")
         except (ValueError, DeprecationWarning):
             values = None
+    if values is not None and ((values == _INT64_MAX) | (values == _INT64_MIN)).any():
+        values = None  # np.fromstring saturates what does not fit: let the careful path say so
     if values is not None and len(values) == 3 * n_lines:
         lines = first_line + np.arange(n_lines, dtype=np.int64)
         return values.reshape(-1, 3), lines
@@ -223,7 +238,14 @@ def read_uci(path, vocab=None, progress=None):
     if found != NNZ:
         raise SpcaInputError(path, f"header says {NNZ} entries (NNZ), found {found}")
     vocabulary = read_vocabulary(vocab_file, W, header_path=path)
+    check_memory(8 * (D + 1) + 8 * W, f"{path}: the header's {D:,} documents and {W:,} words")
     S = _to_csr(path, doc[:found], word[:found], count[:found], D, W, dense_lines)
+    present = int(np.count_nonzero(np.diff(S.indptr)))
+    if present < D:
+        # legal (a document may lose every word to the publisher's filters), but it is also
+        # how a header of another collection or a cut file looks: say so, keep row i = doc i
+        logger.warning("%s: header says %d documents (D) but %d have no entries; they are kept "
+                       "as empty documents", path, D, D - present)
     logger.info("read %s: %d documents, %d words, %d entries", path, D, W, S.nnz)
     return S, vocabulary
 

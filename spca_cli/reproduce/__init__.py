@@ -66,9 +66,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from spca_cli.errors import SpcaInputError, SpcaParameterError
-from spca_cli.files import atomic_write
+from spca_cli.files import atomic_write, check_output_folder, output_errors
 from spca_cli.reproduce.config import (FORMATS, MEASURES, Config, DataSpec, DaysSpec,
-                                       PublishedSpec, RunSpec, _Bad, load_config)
+                                       PublishedSpec, RunSpec, _Bad, check_work, load_config)
 from spca_cli.reproduce.measures import (_MEASURE_FUNCS, _check_runs_fit, _load_data, _n_words,
                                          _recovery)
 from spca_cli.reproduce.render import _plot_png, _published_dict, render_json, render_markdown
@@ -77,6 +77,24 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["run_config", "load_config", "Config", "RunSpec", "DataSpec", "DaysSpec",
            "PublishedSpec", "MEASURES", "FORMATS", "render_markdown", "render_json"]
+
+
+def _config_inputs(path, config):
+    """The files a config reads: itself, its data file and any file-valued ingest option."""
+    files = [path]
+    if config.data.path is not None:
+        files.append(config.data.path)
+    for key, value in config.data.ingest:
+        if key in ("vocab", "labels", "stopwords") and isinstance(value, str):
+            files.append(config.path.parent / value)
+    return files
+
+
+def _output_names(config, fmt):
+    names = [f"{config.stem}.{'json' if fmt == 'json' else 'md'}"]
+    if config.measure == "sparsity_sweep":
+        names.append(config.plot or f"{config.stem}.png")
+    return names
 
 
 def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
@@ -130,9 +148,14 @@ def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
         if config.measure != "recovery":
             raise SpcaParameterError(f"--trials applies only to measure 'recovery'; {path} "
                                      f"measures {config.measure!r}")
+        try:
+            check_work(config, trials=int(trials))
+        except _Bad as exc:
+            raise SpcaParameterError(f"--trials {trials}: {str(exc).split(': ', 1)[1]}") from None
         config = replace(config, trials=int(trials))
-    if outdir is not None and Path(outdir).exists() and not Path(outdir).is_dir():
-        raise SpcaParameterError(f"output folder {outdir} exists and is not a folder")
+    if outdir is not None:
+        check_output_folder(outdir, _config_inputs(path, config),
+                            files=_output_names(config, fmt))
 
     t0 = time.perf_counter()
     if config.measure == "recovery":
@@ -174,7 +197,8 @@ def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
     text = render_json(doc) if fmt == "json" else render_markdown(doc)
     if outdir is not None:
         out = Path(outdir)
-        out.mkdir(parents=True, exist_ok=True)
+        with output_errors(out):
+            out.mkdir(parents=True, exist_ok=True)
         target = out / f"{config.stem}.{'json' if fmt == 'json' else 'md'}"
         atomic_write(target, text)
         files.append(target)

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import yaml
 
-from spca_cli.errors import SpcaInputError
+from spca_cli import limits
+from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.params import SEED_MAX, OptionError, check_solver_options
 from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
 from spca_cli.topics import DEFLATIONS
 
@@ -269,7 +271,7 @@ _RUN_KEYS = {
     "components": (_int(1), False),
     "rank": (_int(1), False),
     "deflation": (_choice(DEFLATIONS), False),
-    "seed": (_int(0), False),
+    "seed": (_int(0, SEED_MAX), False),
     "time_limit": (_Optional(_number(0, open_low=True)), False),
     "options": (_AnyMapping(), False),
 }
@@ -296,10 +298,56 @@ _ZIPF_KEYS = {
     "days": (_int(1), False),
     "start": (_DATE, False),
     "utc_offset_minutes": (_int(-1439, 1439), False),
-    "seed": (_int(0), False),
+    "seed": (_int(0, SEED_MAX), False),
 }
 
-_DATA_KEYS = {"path": (_str(), False), "ingest": (_AnyMapping(), False),
+def _time_ok(v):
+    return isinstance(v, (dt.date, str)) and (not isinstance(v, str) or v.strip() != "")
+
+
+#: ``data.ingest`` options with the type each must have (``load_input``'s keywords; a keyword
+#: it gains later is still accepted by name, see ``_check_ingest``)
+_INGEST_RULES = {
+    "format": _choice(("auto", "uci", "csv", "jsonl", "text")),
+    "vocab": _str(), "labels": _str(), "text_column": _str(), "time_column": _str(),
+    "since": _Rule("must be a date or ISO date-time", _time_ok),
+    "until": _Rule("must be a date or ISO date-time", _time_ok),
+    "contains": _ListOf(_str(), "must be a list of words"),
+    "min_count": _int(1), "min_length": _int(1),
+    "stopwords": _str(text="must be english, none or a file name"),
+    "weighting": _choice(("binary", "count", "tfidf")),
+}
+
+
+class _IngestOptions:
+    """``data.ingest``: a mapping of load_input options, each of its type (kept as pairs)."""
+
+    def __call__(self, value, where):
+        if not isinstance(value, dict):
+            raise _Bad(where, f"must be a mapping, got {_show(value)}")
+        known = _ingest_keys()
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str) or key not in known:
+                raise _Bad(f"{where}.{key}", f"unknown ingest option; expected one of "
+                                             f"{', '.join(known)}")
+            rule = _INGEST_RULES.get(key)
+            out[key] = item if rule is None else rule(item, f"{where}.{key}")
+            if key == "contains":
+                out[key] = list(out[key])
+        return tuple(sorted(out.items()))
+
+
+def _ingest_keys():
+    """The options ``load_input`` accepts: ``read_corpus``'s keywords plus ``labels``."""
+    from spca_cli.corpus import read_corpus
+
+    params = inspect.signature(read_corpus).parameters
+    return sorted({name for name, p in params.items()
+                   if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "progress"} | {"labels"})
+
+
+_DATA_KEYS = {"path": (_str(), False), "ingest": (_IngestOptions(), False),
               "generator": (_choice(GENERATORS), False),
               **{key: (rule, False) for key, (rule, _) in {**_SPIKED_KEYS, **_ZIPF_KEYS}.items()}}
 
@@ -344,7 +392,7 @@ _TOP_KEYS = {
     "defaults": (None, False),
     "runs": (None, True),
     "trials": (_int(1), False),
-    "seed": (_int(0), False),
+    "seed": (_int(0, SEED_MAX), False),
     "days": (None, False),
     "k_values": (_ListOf(_int(1), "must be a list of ints >= 1"), False),
     "plot": (_str(r"[^/\\]+\.png", "must be a file name ending in .png"), False),
@@ -447,22 +495,12 @@ def _solver_rule():
 
 
 def _check_options(solver, options, where):
-    """Solver options must be named keyword parameters of the solver."""
-    fn = SOLVERS.get(solver) or JOINT_SOLVERS.get(solver)
-    params = inspect.signature(fn).parameters
-    reserved = {"A", "k", "n_components", "eigen", "rank", "random_state", "time_limit"}
-    # solvers take **_ignored for the pipeline's common arguments; an option must still be
-    # one of their named parameters, so a misspelt option is an error, not silently ignored
-    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    allowed = sorted(name for name, p in params.items()
-                     if name not in reserved and p.kind in named)
-    for name, _ in options:
-        if name in reserved:
-            raise _Bad(f"{where}.{name}", "is set by the run itself, not as a solver option")
-        if name not in allowed:
-            choices = ", ".join(allowed) or "none"
-            raise _Bad(f"{where}.{name}", f"not an option of solver {solver!r} (its options: "
-                                          f"{choices})")
+    """Solver options must be named keyword parameters of the solver, each of its type (the
+    same check run_topics makes, here before any run starts)."""
+    try:
+        check_solver_options(solver, dict(options))
+    except OptionError as exc:
+        raise _Bad(f"{where}.{exc.option}", exc.reason) from None
 
 
 def _build_runs(top, seed):
@@ -573,11 +611,111 @@ def _build_config(path, raw):
                                                     f"got {run.components}")
     if measure == "total_variance" and not any(not run.joint for run in runs):
         logger.info("no deflation-based run: gains over the best deflation run are not shown")
-    return Config(path=path, title=top["title"], reproduces=top["reproduces"], measure=measure,
-                  data=data, runs=runs, substitution=top.get("substitution"),
-                  trials=top.get("trials", 100), seed=seed, days=days,
-                  k_values=top.get("k_values", ()), plot=top.get("plot"),
-                  published=_build_published(top, runs), output=top.get("output"))
+    config = Config(path=path, title=top["title"], reproduces=top["reproduces"], measure=measure,
+                    data=data, runs=runs, substitution=top.get("substitution"),
+                    trials=top.get("trials", 100), seed=seed, days=days,
+                    k_values=top.get("k_values", ()), plot=top.get("plot"),
+                    published=_build_published(top, runs), output=top.get("output"))
+    _check_generator(config.data)
+    check_work(config)
+    n_words = generated_words(config.data)
+    if n_words is not None:
+        check_runs_fit(config, n_words)
+    return config
+
+
+# ====================================================================== before any run
+
+
+def generated_words(spec):
+    """The words (columns) a generator makes, or None for a data file (known once read)."""
+    params = dict(spec.params)
+    if spec.generator == "spiked_covariance":
+        return params.get("n", 500)
+    if spec.generator == "zipf_corpus":
+        return params.get("words", 1000)
+    return None
+
+
+def _check_generator(spec):
+    """The generator's own constraints and memory, with the key path of the value at fault."""
+    params = dict(spec.params)
+    if spec.generator == "spiked_covariance":
+        n, sparsity = params.get("n", 500), params.get("sparsity", 10)
+        spikes = params.get("eigenvalues", (400.0, 300.0))
+        noise = params.get("noise", 1.0)
+        if len(spikes) * sparsity > n:
+            raise _Bad("data.sparsity", f"spikes * sparsity must be <= n; got {len(spikes)} * "
+                                        f"{sparsity} > {n}")
+        for i, value in enumerate(spikes):
+            if value <= noise:
+                raise _Bad(f"data.eigenvalues[{i}]", f"must be > noise ({noise:g}), got {value:g}")
+        m = max(params.get("samples", (1,)))
+        # per trial: A = X^T X and its symmetrised copy, the solver's view, the samples X, Z
+        need = 3 * limits.dense_matrix_bytes(n) + 2 * 8 * m * n
+        problem = limits.memory_exceeded(need)
+        if problem is not None:
+            raise _Bad("data.n", f"n = {n:,} with {m:,} samples {problem}")
+    elif spec.generator == "zipf_corpus":
+        words = params.get("words", 1000)
+        topics, topic_words = params.get("topics", 5), params.get("topic_words", 10)
+        if topics * topic_words >= words:
+            raise _Bad("data.topics", f"topics * topic_words must be < words; got {topics} * "
+                                      f"{topic_words} >= {words}")
+        documents = params.get("documents", 2000)
+        per_doc = params.get("words_per_document", 12) + topic_words
+        # int32 word index + float64 value per nonzero, twice while the matrix is built
+        problem = limits.memory_exceeded(2 * 12 * documents * per_doc + 8 * documents)
+        if problem is not None:
+            raise _Bad("data.documents", f"{documents:,} documents {problem}")
+
+
+def check_work(config, trials=None):
+    """Refuse a config whose solver runs cannot all finish, before the first one starts."""
+    runs = len(config.runs)
+    if config.measure == "recovery":
+        sizes = len(dict(config.data.params).get("samples", ()))
+        trials = config.trials if trials is None else trials
+        count, key = trials * sizes * runs, "trials"
+        what = f"{trials:,} trials x {sizes} sample sizes x {runs} runs"
+    elif config.measure == "daily":
+        days = (config.days.last - config.days.first).days + 1
+        if days > limits.MAX_DAYS:
+            raise _Bad("days.last", f"{config.days.first} .. {config.days.last} is {days:,} days,"
+                                    f" more than the {limits.MAX_DAYS:,} a config may cover")
+        count, key, what = days * runs, "days", f"{days:,} days x {runs} runs"
+    elif config.measure == "sparsity_sweep":
+        points = len(config.k_values)
+        count, key, what = points * runs, "k_values", f"{points} k values x {runs} runs"
+    else:
+        return
+    try:
+        limits.check_run_count(count, what)
+    except SpcaParameterError as exc:
+        raise _Bad(key, str(exc)) from None
+
+
+def check_runs_fit(config, n_words):
+    """Relations between the runs and the data size, and each run's own work (samples,
+    epsilon), checked before any run starts."""
+    for i, run in enumerate(config.runs):
+        where = f"runs[{i}]"
+        ks = config.k_values if config.measure == "sparsity_sweep" else (run.k,)
+        k = max(ks)
+        key = "k_values" if config.measure == "sparsity_sweep" else f"{where}.k"
+        if k > n_words:
+            raise _Bad(key, f"must be <= the {n_words} words of the data, got {k}")
+        if run.rank > n_words:
+            raise _Bad(f"{where}.rank", f"must be <= the {n_words} words of the data, got "
+                                        f"{run.rank}")
+        if (run.joint or run.deflation == "remove") and run.components * k > n_words:
+            raise _Bad(f"{where}.components", f"components * k must be <= the {n_words} words "
+                                              f"for disjoint topics; got {run.components} * {k}")
+        try:
+            limits.check_solver_work(run.solver, n_words, rank=run.rank,
+                                     time_limit=run.time_limit, options=dict(run.options))
+        except SpcaParameterError as exc:
+            raise _Bad(f"{where}.options", str(exc)) from None
 
 
 # ====================================================================== data

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import inspect
 import logging
 import math
 import time
@@ -19,20 +18,12 @@ from spca_cli.generate import (MatrixData, empirical_covariance, spiked_covarian
 from spca_cli.report import to_dict
 from spca_cli.topics import run_topics
 
-from spca_cli.reproduce.config import _Bad
+from spca_cli.reproduce.config import _ingest_keys
+from spca_cli.reproduce.config import check_runs_fit as _check_runs_fit  # noqa: F401 (re-export)
 
 logger = logging.getLogger(__name__)
 
 _PATH_OPTIONS = ("vocab", "labels")
-
-
-def _ingest_keys():
-    """The options ``load_input`` accepts: ``read_corpus``'s keywords plus ``labels``."""
-    from spca_cli.corpus import read_corpus
-
-    params = inspect.signature(read_corpus).parameters
-    return sorted({name for name, p in params.items()
-                   if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "progress"} | {"labels"})
 
 
 def _load_data(config):
@@ -68,23 +59,6 @@ def _n_words(data):
     if getattr(data, "S", None) is not None:
         return int(data.S.shape[1])
     return int(np.asarray(data.A).shape[0])
-
-
-def _check_runs_fit(config, n_words):
-    """Relations between the runs and the data size, checked before any run starts."""
-    for i, run in enumerate(config.runs):
-        where = f"runs[{i}]"
-        ks = config.k_values if config.measure == "sparsity_sweep" else (run.k,)
-        k = max(ks)
-        key = "k_values" if config.measure == "sparsity_sweep" else f"{where}.k"
-        if k > n_words:
-            raise _Bad(key, f"must be <= the {n_words} words of the data, got {k}")
-        if run.rank > n_words:
-            raise _Bad(f"{where}.rank", f"must be <= the {n_words} words of the data, got "
-                                        f"{run.rank}")
-        if (run.joint or run.deflation == "remove") and run.components * k > n_words:
-            raise _Bad(f"{where}.components", f"components * k must be <= the {n_words} words "
-                                              f"for disjoint topics; got {run.components} * {k}")
 
 
 # ====================================================================== measures
