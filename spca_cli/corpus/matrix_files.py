@@ -7,7 +7,6 @@ names come from ``--labels FILE``, else ``NAME.vocab.txt`` beside ``NAME.mtx``, 
 
 from __future__ import annotations
 
-import logging
 import os
 
 import numpy as np
@@ -24,7 +23,6 @@ from spca_cli.matrix import check_psd_matrix
 
 __all__ = ["read_npy", "read_mtx", "read_labels", "extreme_eigenvalues", "PSD_CHECK_LIMIT"]
 
-logger = logging.getLogger(__name__)
 
 PSD_CHECK_LIMIT = 2000  # all eigenvalues by LAPACK up to this order; Lanczos beyond
 PSD_TOLERANCE = 1e-8  # smallest eigenvalue allowed: -1e-8 lambda_max (rounding of a PSD matrix)
