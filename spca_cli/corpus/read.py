@@ -222,14 +222,15 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
                               text_column=text_column, time_column=time_column, since=since,
                               until=until, contains=contains, min_count=min_count,
                               min_length=min_length, stopwords=stopwords, weighting=weighting,
-                              lang=lang, ngrams=ngrams, progress=progress)
+                              lang=lang, ngrams=ngrams, titles=titles, progress=progress)
         corpus.options["inputs"] = list(inputs.names)
         corpus.paths = list(inputs.names)
     return corpus
 
 
 def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since, until,
-                 contains, min_count, min_length, stopwords, weighting, lang, ngrams, progress):
+                 contains, min_count, min_length, stopwords, weighting, lang, ngrams, titles,
+                 progress):
     """:func:`read_corpus` on resolved files; ``name`` (the inputs as given) names the corpus
     in its messages."""
     kind = _kinds(paths, format)
