@@ -61,7 +61,7 @@ def test_a_week_in_one_call(airline_csv, tmp_path):
         returns += "T2 " in shares
         assert "2: service customer" not in fresh, line
     assert returns == 4
-    assert "3: fleek fleet's stop" in lines[10]
+    assert "3: fleek fleet stop" in lines[10]
     assert "![Prevalence of the recurring topics](trends.png)" in index
 
     png = (out / "trends.png").read_bytes()
