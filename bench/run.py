@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["ingest", "spannogram", "tpower", "nonneg", "bipartite", "scale"]
+ORDER = ["ingest", "certificates", "spannogram", "tpower", "nonneg", "bipartite", "scale"]
 
 
 def _modules(selected):

@@ -27,12 +27,19 @@ ROW_BOUND_SOURCE = "weighted row sums"
 #: and the airline tweets 128 already gives the same bound to 1e-8 as 512.
 EXACT_ROWS = 256
 
+# More exact rows while the Cauchy-Schwarz pairs lift the bound by more than this share; at
+# most this many stored entries (8 bytes each) in all.
+_CS_GAIN = 1e-3
+_EXACT_ENTRIES = 1 << 25
+
 # Relative slack added to every computed row bound: a sum of k rounded nonnegative terms is
 # within k * 2^-52 of the exact sum, so (1 + 64 k eps) keeps the bound above the real number.
 _ROUNDING = 64 * np.finfo(float).eps
 
-# Steps without a relative gain of rtol after which the weight iteration stops.
-_STALL = 10
+# The weight iteration stops after _STALL steps without a relative gain of _STALL_GAIN: words
+# with no strong partner keep min_i T_i / w_i low, so the ratios may never meet within rtol.
+_STALL = 5
+_STALL_GAIN = 1e-5
 
 
 def _top_sum(values, count):
@@ -79,9 +86,36 @@ class RowCertificate:
 
 
 def row_certificate(A, k, *, totals=()):
-    """:func:`weighted_row_bound` of the view ``A`` with :data:`EXACT_ROWS` exact rows."""
-    model = RowModel.of(A, exact_rows=EXACT_ROWS)
-    return RowCertificate(model, weighted_row_bound(model, k, totals=totals))
+    """:func:`weighted_row_bound` of the view ``A``, with as many exact rows as it needs.
+
+    It starts with :data:`EXACT_ROWS` exact rows. Pairs of words outside them are bounded by
+    Cauchy-Schwarz, sqrt(A'_ii A'_jj), which is far above the true co-occurrence when the
+    diagonal is flat (short binary documents: every frequent word has a large A'_ii). When the
+    bound at the weights found would drop by more than :data:`_CS_GAIN` with those pairs taken
+    as 0, it is computed again (warm-started) with as many exact rows as
+    :data:`_EXACT_ENTRIES` stored entries allow (all of them up to about 5,800 words). On the airline tweets' later topics this lifts the certified ratio from
+    0.61-0.83 to 0.98-0.99; on KOS, whose counts make the diagonal steep, the first try
+    already suffices.
+    """
+    rows, weights = EXACT_ROWS, None
+    while True:
+        model = RowModel.of(A, exact_rows=rows)
+        start = None
+        if weights is not None:
+            start = np.interp(model.words, previous.words, weights)  # same words: a copy
+        result = weighted_row_bound(model, k, totals=totals, start=start)
+        if model.is_exact or model.size * rows >= _EXACT_ENTRIES:
+            break
+        # with the Cauchy-Schwarz pairs taken as 0 the same weights give a lower estimate of
+        # what exact rows could reach; when it is close, more exact rows cannot help
+        w = result.weights
+        without = float(np.max((model.diag * w + model.top_sums(w, k - 1, cauchy_schwarz=False))
+                               / w))
+        if without >= result.value * (1.0 - _CS_GAIN):
+            break
+        previous, weights = model, result.weights
+        rows = min(model.size, max(rows, _EXACT_ENTRIES // model.size))
+    return RowCertificate(model, result)
 
 
 def total_bounds(A, k, n_components, eigen, *, row=None):
@@ -174,9 +208,13 @@ class RowModel:
         """True when every row is exact (no Cauchy-Schwarz entries)."""
         return self.hrow.size == self.words.size
 
-    def top_sums(self, v, count):
-        """For each word i: the sum of the ``count`` largest |A'_ij| v_j over j != i."""
-        return offdiag_top_sums(self.CT, self.hpos, self.hrow, self.sqd,
+    def top_sums(self, v, count, *, cauchy_schwarz=True):
+        """For each word i: the sum of the ``count`` largest |A'_ij| v_j over j != i.
+
+        With ``cauchy_schwarz=False`` the pairs outside the exact rows count as 0 (a lower
+        estimate, used only to decide whether more exact rows would help)."""
+        sqd = self.sqd if cauchy_schwarz else np.zeros_like(self.sqd)
+        return offdiag_top_sums(self.CT, self.hpos, self.hrow, sqd,
                                 np.ascontiguousarray(v, dtype=np.float64), int(count))
 
     def restrict(self, keep):
@@ -223,7 +261,7 @@ class RowBound:
     totals: dict = field(default_factory=dict)
 
 
-def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-7, totals=(), start=None):
+def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=None):
     """Upper bound OPT = max_{|I| = k} lambda_max(A'_I) <= U(w) for every w > 0.
 
     For any support I and weights w > 0, with D = diag(w_I) (a similarity),
@@ -262,7 +300,7 @@ def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-7, totals=(), start=No
         best.iterations = it
         if best.value - float(ratios.min()) <= rtol * best.value:
             break
-        if U < stalled_at * (1.0 - rtol):
+        if U < stalled_at * (1.0 - _STALL_GAIN):
             stalled_at, since = U, 0
         else:
             since += 1

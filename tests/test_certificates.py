@@ -125,12 +125,35 @@ def test_anytime_bound_of_open_nodes_is_above_the_optimum_at_every_step(seed):
         depth, lower, steps = 1, 0.0, 0
         while depth > 0:
             depth, lower, _ = branch_and_bound(A_sub, B, k, stack_in, stack_out, stack_w,
-                                               stack_ub, depth, best, lower, 1, 3, 1e-12)
+                                               stack_ub, depth, best, lower, 0.0, 1, 3, 1e-12)
             anytime = max(lower, stack_ub[:depth].max()) if depth else lower
             assert anytime >= opt * (1 - 1e-12), (name, steps)
             steps += 1
         assert lower == pytest.approx(opt, rel=1e-12)
         assert np.linalg.eigvalsh(A_sub[np.ix_(best, best)])[-1] == pytest.approx(opt)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_floor_above_the_optimum_proves_nothing_is_above_it(seed):
+    """Pruning at theta > OPT finishes without a support above theta (the ladder's proof),
+    and at theta < OPT it finds a support above theta."""
+    for name, A in _views(seed):
+        k = 3
+        opt, _ = _brute(A, k)
+        words = np.flatnonzero(A.active())
+        A_sub = A.submatrix(words)
+        m = words.size
+        for theta, above in ((opt * 1.01, False), (opt * 0.99, True)):
+            stack_in = np.zeros((m + 2, m), dtype=np.bool_)
+            stack_out = np.zeros((m + 2, m), dtype=np.bool_)
+            stack_w = np.ones((m + 2, m))
+            stack_ub = np.full(m + 2, np.inf)
+            best = np.zeros(k, dtype=np.int64)
+            depth, value, _ = branch_and_bound(A_sub, np.abs(A_sub), k, stack_in, stack_out,
+                                               stack_w, stack_ub, 1, best, 0.0, theta, 10**6, 3,
+                                               1e-12)
+            assert depth == 0, name
+            assert (value > theta) == above, (name, theta, value)
 
 
 def test_exact_beats_a_weak_incumbent_and_names_the_search():

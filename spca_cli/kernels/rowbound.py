@@ -231,16 +231,18 @@ def _lambda_max(A, idx):
 
 @njit(cache=True)
 def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best_set,
-                     best_value, max_nodes, n_iter, slack):
+                     best_value, floor, max_nodes, n_iter, slack):
     """Depth-first branch and bound for max over |I| = k of lambda_max(A[I, I]); resumable.
 
     ``B`` = |A| (m x m) drives the bounds, ``A`` scores the leaves exactly. A node is a pair of
     0/1 rows ``stack_in`` (fixed in) and ``stack_out`` (excluded); the rest is free. Nodes are
     popped from the stack (``depth`` entries), bounded with :func:`node_bound` (warm-started from
-    ``stack_w``, the parent's weights), pruned when the bound is <= ``best_value * (1 + slack)``,
-    else split on the free word of largest weight, the "include" child on top. ``stack_ub``
-    holds each open node's parent bound, so max(best_value, stack_ub[:depth]) is an upper bound
-    on the optimum at any time. Stops after ``max_nodes`` nodes (the caller checks the clock and
+    ``stack_w``, the parent's weights), pruned when the bound is <= max(``best_value``,
+    ``floor``) * (1 + ``slack``), else split on the free word of largest weight, the "include"
+    child on top. ``stack_ub`` holds each open node's parent bound, so max(best_value, floor,
+    stack_ub[:depth]) is an upper bound on the optimum at any time. With ``floor`` = 0 the search
+    finds the optimum; with ``floor`` = theta > best_value it proves "nothing above theta" (or
+    finds a support above it), which is much cheaper. Stops after ``max_nodes`` nodes (the caller checks the clock and
     calls again) or when the stack is empty.
 
     Returns ``(depth, best_value, nodes)``; ``best_set`` (k,) is updated in place.
@@ -251,7 +253,8 @@ def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, bes
         depth -= 1
         nodes += 1
         parent_ub = stack_ub[depth]
-        if parent_ub <= best_value * (1.0 + slack):
+        prune = max(best_value, floor) * (1.0 + slack)
+        if parent_ub <= prune:
             continue
         nF = 0
         nR = 0
@@ -281,8 +284,8 @@ def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, bes
                 best_set[:] = leaf
             continue
         w = stack_w[depth].copy()
-        ub = node_bound(B, F, R, k - nF, w, n_iter, best_value * (1.0 + slack))
-        if ub <= best_value * (1.0 + slack):
+        ub = node_bound(B, F, R, k - nF, w, n_iter, prune)
+        if ub <= prune:
             continue
         # branch on the free word of largest weight: it carries the most of the bound
         pick = R[0]

@@ -31,14 +31,15 @@ import warnings
 
 import numpy as np
 
-from spca_cli.bounds import RowModel, row_certificate, weighted_row_bound
+from spca_cli.bounds import ROW_BOUND_SOURCE, RowModel, row_certificate, weighted_row_bound
 from spca_cli.errors import ConvergenceWarning
 from spca_cli.kernels.rowbound import branch_and_bound
 from spca_cli.solvers._base import check_float, check_k, finish_component
 
-__all__ = ["exact", "auto", "OPTIMAL_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET"]
+__all__ = ["exact", "auto", "OPTIMAL_SOURCE", "PROVED_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET"]
 
 OPTIMAL_SOURCE = "branch and bound: optimal"
+PROVED_SOURCE = "branch and bound: nothing above"
 ANYTIME_SOURCE = "branch and bound: open nodes"
 
 #: Default seconds ``auto`` spends on branch and bound per component.
@@ -47,6 +48,16 @@ AUTO_BUDGET = 3.0
 # Largest survivor set searched with a dense |A'| (m x m floats): beyond it the search is
 # hopeless anyway, and the row bound is the certificate.
 _MAX_DENSE = 8000
+
+# Words beyond which a rung of the ladder does not branch (a node costs O(words^2)).
+_MAX_BRANCH = 1000
+
+# The targets LB / ratio that search() tries to prove, in order; 1.0 proves optimality.
+_LADDER = (0.95, 0.96, 0.97, 0.98, 0.99, 0.995, 0.999, 1.0)
+
+# Steps of the (k-1)-word weight iteration per screening round (warm-started; any weights give
+# a valid bound, better ones drop more words).
+_SCREEN_ITERATIONS = 12
 
 # Nodes per call of the numba search between two looks at the clock.
 _CHUNK = 2000
@@ -58,14 +69,12 @@ _NODE_ITERATIONS = 6
 _PRUNE_SLACK = 1e-12
 
 
-def _incumbent(A, k, eigen, rank, random_state, deadline):
+def _incumbent(A, k, eigen, rank, random_state):
     """The best of the cheap solvers: (SolverOutput, name of the solver that found it)."""
     from spca_cli.solvers import SOLVERS
 
     found = []
     for name, options in (("tpower", {}), ("spannogram", {"rank": rank}), ("greedy", {})):
-        if found and deadline is not None and time.perf_counter() > deadline:
-            break
         if name == "spannogram" and (eigen is None or len(eigen.values) < rank + 1):
             continue
         with warnings.catch_warnings():
@@ -90,7 +99,7 @@ def _screen_bounds(model, k, rounding, start=None):
     if k == 1:
         return model.diag * rounding, None
     # w' only has to be good, not converged: any w' > 0 gives a valid bound
-    inner = weighted_row_bound(model, k - 1, rtol=1e-4, max_iter=40, start=start)
+    inner = weighted_row_bound(model, k - 1, rtol=1e-4, max_iter=_SCREEN_ITERATIONS, start=start)
     r = inner.value
     w = inner.weights
     s = model.top_sums(w, k - 1)
@@ -105,18 +114,22 @@ def _screen_bounds(model, k, rounding, start=None):
     return bound * rounding, w
 
 
-def screen(A, model, k, lower, deadline=None):
+def screen(A, model, k, lower, deadline=None, start=None):
     """Drop, repeatedly, every word whose screening bound is below ``lower``.
 
-    A support better than ``lower`` holds only surviving words, so each round may restrict the
-    model to the survivors. When a round drops nothing and the model still bounds pairs of
+    A support worth more than ``lower`` holds only surviving words, so each round may restrict
+    the model to the survivors. When a round drops nothing and the model still bounds pairs of
     words by Cauchy-Schwarz, it is rebuilt with exact rows for every survivor (if they fit in
-    :data:`_MAX_DENSE`), which is what lets screening go on. Stops at ``deadline`` (then
-    fewer words are dropped, never a wrong one). Returns the surviving model.
+    :data:`_MAX_DENSE`), which is what lets screening go on. Returns ``(model, complete)``:
+    the surviving model, and False when ``deadline`` stopped it early (fewer words dropped,
+    never a wrong one). ``start``: weights on the model's words to begin the (k-1)-word
+    iteration from (the k-word weights are close to its fixed point).
     """
     rounding = 1.0 + 64 * np.finfo(float).eps * max(k, 1)
-    w = None
-    while model.size > k and (deadline is None or time.perf_counter() < deadline):
+    w = start
+    while model.size > k:
+        if deadline is not None and time.perf_counter() > deadline:
+            return model, False
         bound, w = _screen_bounds(model, k, rounding, start=w)
         keep = bound >= lower
         if not keep.all():
@@ -126,17 +139,58 @@ def screen(A, model, k, lower, deadline=None):
             model = RowModel.of(A, words=model.words, exact_rows=model.size)
         else:
             break
-    return model
+    return model, True
+
+
+def _branch(A, survivors, k, lower, floor, deadline):
+    """Branch and bound over the surviving words for supports worth more than max(lower, floor).
+
+    Returns ``(support or None, value, finished, open_bound, nodes)``: the best support found
+    above ``lower`` (None if none), its value, whether the search finished, and the largest
+    bound of the nodes left open (``-inf`` when finished).
+    """
+    words = survivors.words
+    A_sub = A.submatrix(words)
+    B = np.abs(A_sub)
+    m = words.size
+    start = weighted_row_bound(RowModel(np.arange(m), np.diag(A_sub).copy(),
+                                        np.ascontiguousarray(B), np.arange(m), np.arange(m)), k)
+    stack_in = np.zeros((m + 2, m), dtype=np.bool_)
+    stack_out = np.zeros((m + 2, m), dtype=np.bool_)
+    stack_w = np.zeros((m + 2, m))
+    stack_ub = np.zeros(m + 2)
+    stack_w[0] = start.weights
+    stack_ub[0] = start.value
+    depth, nodes, best, value = 1, 0, np.zeros(k, dtype=np.int64), lower
+    while depth > 0:
+        depth, value, done = branch_and_bound(A_sub, B, k, stack_in, stack_out, stack_w,
+                                              stack_ub, depth, best, value, floor, _CHUNK,
+                                              _NODE_ITERATIONS, _PRUNE_SLACK)
+        nodes += done
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+    support = words[best] if value > lower else None
+    open_bound = float(stack_ub[:depth].max()) if depth else -np.inf
+    return support, value, depth == 0, open_bound, nodes
 
 
 def search(A, k, incumbent, *, certificate=None, time_limit=None):
-    """Phases 2 and 3 from ``incumbent`` (a SolverOutput on ``A``).
+    """Phases 2 and 3 from ``incumbent`` (a SolverOutput on ``A``), as a ladder of targets.
+
+    Each rung takes a target theta = LB / ratio (ratio from :data:`_LADDER`, ending at 1):
+    screening at theta keeps only the words that can be in a support worth more than theta,
+    and branch and bound over them (pruning at theta) either finds such a support (a better
+    topic: LB rises) or proves there is none, so OPT <= theta. High targets screen down to a few
+    dozen words and are proved in a fraction of a second; the last rung (theta = LB) proves the
+    incumbent optimal. The ladder stops at the time limit or when a rung leaves more than
+    :data:`_MAX_BRANCH` words; the bound is then the lowest theta proved (or the open nodes'
+    largest bound, or the row bound).
 
     ``certificate`` is the view's :class:`~spca_cli.bounds.RowCertificate` when the caller has
     it (the pipeline computes one for every component). Returns ``(indices, value, bound,
     finished, info)``: the best support found (the incumbent's unless the search beat it), its
-    exact value, an upper bound on the optimum, and whether the search finished (then ``bound``
-    is the optimum itself, up to rounding).
+    exact value, an upper bound on the optimum, and whether the incumbent is proved optimal
+    (then ``bound`` is its value).
     """
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
@@ -154,79 +208,74 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None):
         if value > lower:
             best_set, lower = np.concatenate([words, fill]), value
         return best_set, lower, lower, True, {**info, "survivors": int(words.size), "nodes": 0}
-    survivors = screen(A, model, k, lower, deadline)
-    info["survivors"] = int(survivors.size)
-    if survivors.size < k:
-        return best_set, lower, lower, True, {**info, "nodes": 0}
-    # a better topic lies among the survivors, so their row bound certifies too
-    kept = weighted_row_bound(survivors, k, start=root.weights[np.isin(model.words,
-                                                                        survivors.words)])
-    bound = min(root.value, max(lower, kept.value))
-    if survivors.size > _MAX_DENSE or (deadline is not None and time.perf_counter() > deadline):
-        return best_set, lower, bound, False, {**info, "nodes": 0}
-
-    words = survivors.words
-    A_sub = A.submatrix(words)
-    B = np.abs(A_sub)
-    m = words.size
-    stack_in = np.zeros((m + 2, m), dtype=np.bool_)
-    stack_out = np.zeros((m + 2, m), dtype=np.bool_)
-    stack_w = np.zeros((m + 2, m))
-    stack_ub = np.zeros(m + 2)
-    stack_w[0] = kept.weights
-    stack_ub[0] = bound
-    depth = 1
-    best_local = np.zeros(k, dtype=np.int64)
-    improved = False
-    nodes = 0
-    while depth > 0:
-        depth, value, done = branch_and_bound(A_sub, B, k, stack_in, stack_out, stack_w,
-                                              stack_ub, depth, best_local, lower, _CHUNK,
-                                              _NODE_ITERATIONS, _PRUNE_SLACK)
-        nodes += done
-        if value > lower:
-            lower, improved = value, True
+    bound, finished, nodes, rungs = root.value, False, 0, []
+    source, stopped = ROW_BOUND_SOURCE, "time limit"
+    for ratio in _LADDER:
+        theta = lower / ratio
+        if theta >= bound * (1.0 - 1e-12):
+            continue  # already proved
         if deadline is not None and time.perf_counter() > deadline:
             break
-    finished = depth == 0
-    if improved:
-        best_set = words[best_local]
-    # supports with a dropped word are below the incumbent; the rest lie under an open node
-    if finished:
-        bound = lower
-    else:
-        bound = min(bound, max(lower, float(stack_ub[:depth].max())))
-    info["nodes"] = int(nodes)
+        survivors, complete = screen(A, model, k, theta, deadline, start=root.weights)
+        if not complete:
+            break
+        info["survivors"] = int(survivors.size)
+        if survivors.size < k:
+            proved, open_bound = True, -np.inf
+        elif survivors.size > _MAX_BRANCH:
+            stopped = (f"{survivors.size} words survive screening at {ratio:g} of the best "
+                       f"found, more than the {_MAX_BRANCH} branch and bound takes")
+            # too many words to branch over; their own row bound may still improve the bound
+            kept = max(theta, weighted_row_bound(survivors, k).value)
+            if kept < bound:
+                bound, source = kept, f"{ROW_BOUND_SOURCE} of the screened words"
+            break
+        else:
+            support, value, proved, open_bound, done = _branch(A, survivors, k, lower, theta,
+                                                               deadline)
+            nodes += done
+            if support is not None:  # a better topic than the incumbent
+                best_set, lower = support, value
+        if proved:
+            bound, source = min(bound, max(theta, lower)), PROVED_SOURCE
+            rungs.append(ratio)
+            if ratio == 1.0:
+                finished = True
+                bound = lower
+        else:
+            if max(theta, lower, open_bound) < bound:
+                bound, source = max(theta, lower, open_bound), ANYTIME_SOURCE
+            break
+    if bound <= lower * (1.0 + 1e-12):  # e.g. the row bound itself met the incumbent
+        finished, bound = True, lower
+    info.update({"nodes": int(nodes), "proved_ratios": rungs, "bound_source": source})
+    if not finished:
+        info["stopped"] = stopped
     return best_set, lower, bound, finished, info
 
 
 def _solve(A, k, *, eigen, rank, random_state, search_seconds, certificate, name):
-    t = time.perf_counter()
-    deadline = None if search_seconds is None else t + search_seconds
-    incumbent, found_by = _incumbent(A, k, eigen, rank, random_state, deadline)
-    left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+    incumbent, found_by = _incumbent(A, k, eigen, rank, random_state)
     best_set, value, bound, finished, info = search(A, k, incumbent, certificate=certificate,
-                                                    time_limit=left)
+                                                    time_limit=search_seconds)
     improved = value > incumbent.value * (1.0 + 1e-10)  # not a rounding-level "gain"
     if improved:
         found_by = "branch and bound"
+    source = info.pop("bound_source", ROW_BOUND_SOURCE)
     info = {"found_by": found_by, "optimal": bool(finished), **info}
     if finished:
         bounds = [(bound * (1.0 + 1e-12), OPTIMAL_SOURCE)]
     else:
-        bounds = [(bound, ANYTIME_SOURCE)]
+        bounds = [(bound, source)]
+    stopped = info.pop("stopped", None)
+    if not finished and name == "exact":
+        info["time_limited"] = stopped == "time limit"
+        warnings.warn(f"exact: not proved optimal ({stopped}); the topic is the best found and "
+                      f"its bound {bound:.8g} comes from {source}", ConvergenceWarning,
+                      stacklevel=3)
     if improved:
-        out = finish_component(A, best_set, bounds=bounds, info=info)
-    else:
-        out = finish_component(A, incumbent.indices, incumbent.weights, bounds=bounds, info=info)
-    if not finished:
-        info["time_limited"] = True
-        if name == "exact":
-            warnings.warn(
-                f"exact: branch and bound stopped at the time limit after {info['nodes']} "
-                f"nodes; the topic is the best found and its bound the largest of the open "
-                f"nodes", ConvergenceWarning, stacklevel=3)
-    return out
+        return finish_component(A, best_set, bounds=bounds, info=info)
+    return finish_component(A, incumbent.indices, incumbent.weights, bounds=bounds, info=info)
 
 
 def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certificate=None):
@@ -245,8 +294,9 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
     random_state : int or None, default=0
         Passed to the heuristics that find the incumbent.
     time_limit : float, optional
-        Seconds for the whole solve; at the limit the best topic found is returned with the
-        anytime bound (the largest bound of the open nodes) and a ConvergenceWarning.
+        Seconds for the branch and bound (the incumbent's solvers always finish); at the limit
+        the best topic found is returned with the best bound proved so far and a
+        ConvergenceWarning, as when a rung of the ladder leaves too many words to branch over.
     certificate : RowCertificate, optional
         The weighted row bound of ``A`` for ``k`` (:func:`spca_cli.bounds.row_certificate`),
         when the caller has computed it already.
