@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/spca topics data_samples/docword.kos-sample.txt.gz --solver spannogram --rank 2 -k 8 --components 5 --titles data_samples/titles.kos-sample.txt --documents 2
+	$(BIN)/spca topics data_samples/docword.kos-sample.txt.gz -k 8 --components 5 --titles data_samples/titles.kos-sample.txt --documents 2
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -86,7 +86,7 @@ def test_disjoint_total_bound_is_above_the_best_pair(seed):
 def test_screening_bound_holds_for_every_support_with_the_word(seed, k):
     for name, A in _views(seed):
         model = RowModel.of(A)
-        bound, _ = _screen_bounds(model, k, 1.0)
+        bound, _, _ = _screen_bounds(model, k, 1.0)
         D = A.to_dense()
         for pos, i in enumerate(model.words.tolist()):
             others = [j for j in model.words.tolist() if j != i]

@@ -36,14 +36,20 @@ from spca_cli.errors import ConvergenceWarning
 from spca_cli.kernels.rowbound import branch_and_bound
 from spca_cli.solvers._base import check_float, check_k, finish_component
 
-__all__ = ["exact", "auto", "OPTIMAL_SOURCE", "PROVED_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET"]
+__all__ = ["exact", "auto", "OPTIMAL_SOURCE", "PROVED_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET",
+           "WORK_PER_SECOND"]
 
 OPTIMAL_SOURCE = "branch and bound: optimal"
 PROVED_SOURCE = "branch and bound: nothing above"
 ANYTIME_SOURCE = "branch and bound: open nodes"
 
-#: Default seconds ``auto`` spends on branch and bound per component.
+#: Default budget of ``auto``'s search per component, in nominal seconds.
 AUTO_BUDGET = 3.0
+
+#: Entries of |A'| the search visits per nominal second of budget (about what the row-bound
+#: kernels do per second on the project's 2-core machine). Counting work instead of seconds
+#: keeps auto's results independent of the machine's load.
+WORK_PER_SECOND = 2e8
 
 # Largest survivor set searched with a dense |A'| (m x m floats): beyond it the search is
 # hopeless anyway, and the row bound is the certificate.
@@ -97,9 +103,10 @@ def _screen_bounds(model, k, rounding, start=None):
     Also returns the weights w' of the (k-1)-word iteration, to warm-start the next round.
     """
     if k == 1:
-        return model.diag * rounding, None
+        return model.diag * rounding, None, 0
     # w' only has to be good, not converged: any w' > 0 gives a valid bound
-    inner = weighted_row_bound(model, k - 1, rtol=1e-4, max_iter=_SCREEN_ITERATIONS, start=start)
+    inner = weighted_row_bound(model, k - 1, rtol=1e-4, max_iter=_SCREEN_ITERATIONS,
+                               start=start)
     r = inner.value
     w = inner.weights
     s = model.top_sums(w, k - 1)
@@ -111,38 +118,64 @@ def _screen_bounds(model, k, rounding, start=None):
         t = np.where(q >= 0, 2.0 * s / (q + disc), (disc - q) / (2.0 * c))
         bound = np.where(c > 0, r + c * t, np.maximum(r, model.diag))
     bound = np.where(np.isfinite(bound), bound, np.maximum(r, model.diag + s))
-    return bound * rounding, w
+    return bound * rounding, w, inner.iterations
 
 
-def screen(A, model, k, lower, deadline=None, start=None):
+def screen(A, model, k, lower, work=None, start=None):
     """Drop, repeatedly, every word whose screening bound is below ``lower``.
 
     A support worth more than ``lower`` holds only surviving words, so each round may restrict
     the model to the survivors. When a round drops nothing and the model still bounds pairs of
     words by Cauchy-Schwarz, it is rebuilt with exact rows for every survivor (if they fit in
     :data:`_MAX_DENSE`), which is what lets screening go on. Returns ``(model, complete)``:
-    the surviving model, and False when ``deadline`` stopped it early (fewer words dropped,
+    the surviving model, and False when the ``work`` budget stopped it early (fewer words dropped,
     never a wrong one). ``start``: weights on the model's words to begin the (k-1)-word
     iteration from (the k-word weights are close to its fixed point).
     """
     rounding = 1.0 + 64 * np.finfo(float).eps * max(k, 1)
     w = start
     while model.size > k:
-        if deadline is not None and time.perf_counter() > deadline:
+        if work is not None and work.exhausted:
             return model, False
-        bound, w = _screen_bounds(model, k, rounding, start=w)
+        bound, w, steps = _screen_bounds(model, k, rounding, start=w)
+        if work is not None:
+            work.spend(model.CT.size * (steps + 2))
         keep = bound >= lower
         if not keep.all():
             model = model.restrict(keep)
             w = None if w is None else w[keep]
         elif not model.is_exact and model.size <= _MAX_DENSE:
             model = RowModel.of(A, words=model.words, exact_rows=model.size)
+            if work is not None:
+                work.spend(model.CT.size)
         else:
             break
     return model, True
 
 
-def _branch(A, survivors, k, lower, floor, deadline):
+class _Work:
+    """What the search may still do: a count of |A'| entries to visit (weight steps, screening
+    rounds, branch-and-bound nodes) and/or a wall-clock limit.
+
+    auto's budget is counted in entries, never in seconds, so its topics and bounds do not
+    depend on how busy the machine is; ``exact --time-limit`` is a wall-clock limit, as asked.
+    """
+
+    def __init__(self, units=None, seconds=None):
+        self.left = None if units is None else float(units)
+        self.deadline = None if seconds is None else time.perf_counter() + seconds
+
+    def spend(self, units):
+        if self.left is not None:
+            self.left -= units
+
+    @property
+    def exhausted(self):
+        return ((self.left is not None and self.left <= 0)
+                or (self.deadline is not None and time.perf_counter() > self.deadline))
+
+
+def _branch(A, survivors, k, lower, floor, work):
     """Branch and bound over the surviving words for supports worth more than max(lower, floor).
 
     Returns ``(support or None, value, finished, open_bound, nodes)``: the best support found
@@ -162,19 +195,21 @@ def _branch(A, survivors, k, lower, floor, deadline):
     stack_w[0] = start.weights
     stack_ub[0] = start.value
     depth, nodes, best, value = 1, 0, np.zeros(k, dtype=np.int64), lower
-    while depth > 0:
+    node_cost = m * m * _NODE_ITERATIONS
+    work.spend(m * m * start.iterations)
+    while depth > 0 and not work.exhausted:
+        chunk = _CHUNK if work.left is None else int(min(_CHUNK, max(1, work.left // node_cost)))
         depth, value, done = branch_and_bound(A_sub, B, k, stack_in, stack_out, stack_w,
-                                              stack_ub, depth, best, value, floor, _CHUNK,
+                                              stack_ub, depth, best, value, floor, chunk,
                                               _NODE_ITERATIONS, _PRUNE_SLACK)
         nodes += done
-        if deadline is not None and time.perf_counter() > deadline:
-            break
+        work.spend(done * node_cost)
     support = words[best] if value > lower else None
     open_bound = float(stack_ub[:depth].max()) if depth else -np.inf
     return support, value, depth == 0, open_bound, nodes
 
 
-def search(A, k, incumbent, *, certificate=None, time_limit=None):
+def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=None):
     """Phases 2 and 3 from ``incumbent`` (a SolverOutput on ``A``), as a ladder of targets.
 
     Each rung takes a target theta = LB / ratio (ratio from :data:`_LADDER`, ending at 1):
@@ -192,8 +227,7 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None):
     exact value, an upper bound on the optimum, and whether the incumbent is proved optimal
     (then ``bound`` is its value).
     """
-    start = time.perf_counter()
-    deadline = None if time_limit is None else start + time_limit
+    work = _Work(work_units, time_limit)
     lower = float(incumbent.value)
     best_set = np.asarray(incumbent.indices, dtype=np.int64)
     if certificate is None:
@@ -214,9 +248,9 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None):
         theta = lower / ratio
         if theta >= bound * (1.0 - 1e-12):
             continue  # already proved
-        if deadline is not None and time.perf_counter() > deadline:
+        if work.exhausted:
             break
-        survivors, complete = screen(A, model, k, theta, deadline, start=root.weights)
+        survivors, complete = screen(A, model, k, theta, work, start=root.weights)
         if not complete:
             break
         info["survivors"] = int(survivors.size)
@@ -232,7 +266,7 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None):
             break
         else:
             support, value, proved, open_bound, done = _branch(A, survivors, k, lower, theta,
-                                                               deadline)
+                                                               work)
             nodes += done
             if support is not None:  # a better topic than the incumbent
                 best_set, lower = support, value
@@ -254,10 +288,11 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None):
     return best_set, lower, bound, finished, info
 
 
-def _solve(A, k, *, eigen, rank, random_state, search_seconds, certificate, name):
+def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certificate, name):
     incumbent, found_by = _incumbent(A, k, eigen, rank, random_state)
     best_set, value, bound, finished, info = search(A, k, incumbent, certificate=certificate,
-                                                    time_limit=search_seconds)
+                                                    time_limit=time_limit,
+                                                    work_units=work_units)
     improved = value > incumbent.value * (1.0 + 1e-10)  # not a rounding-level "gain"
     if improved:
         found_by = "branch and bound"
@@ -321,14 +356,16 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
-                  search_seconds=time_limit, certificate=certificate, name="exact")
+                  time_limit=time_limit, work_units=None, certificate=certificate,
+                  name="exact")
 
 
 def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AUTO_BUDGET,
          certificate=None):
     """The best of TPower, the rank-``rank`` spannogram and greedy, certified by the weighted
-    row bound and closed by at most ``budget`` seconds of branch and bound (default 3 s; a
-    ``time_limit`` below it lowers it). ``info["found_by"]`` names the method whose topic was
+    row bound and closed by a bounded search: ``budget`` nominal seconds (default 3), counted
+    as :data:`WORK_PER_SECOND` entries of |A'| visited per second, so the result is the same on
+    a busy machine; ``time_limit`` adds a wall-clock limit. ``info["found_by"]`` names the method whose topic was
     kept; ``info["optimal"]`` says whether the search proved it optimal.
 
     Examples
@@ -344,9 +381,9 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
     budget = check_float("budget", budget, 0.0, np.inf)
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
-        budget = min(budget, time_limit)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
-                  search_seconds=budget, certificate=certificate, name="auto")
+                  time_limit=time_limit, work_units=budget * WORK_PER_SECOND,
+                  certificate=certificate, name="auto")
 
 
 # the pipeline hands these solvers the certificate it computes for every component anyway
