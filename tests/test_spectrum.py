@@ -144,3 +144,17 @@ def test_few_products_on_a_real_corpus(kos_mtx):
     cold = top_eigenpairs(view, 4)
     assert warm.products < cold.products
     np.testing.assert_allclose(warm.values, cold.values, rtol=0, atol=1e-8 * warm.values[0])
+
+
+def test_dense_path_returns_every_pair_of_a_repeated_eigenvalue():
+    """LAPACK's subset driver returned 2 of 4 pairs for I + 0.01 J (eigenvalue 1 repeated 29
+    times); the dense path falls back to the full decomposition."""
+    import numpy as np
+
+    from spca_cli.matrix import Gram
+    from spca_cli.spectrum import top_eigenpairs
+
+    eigen = top_eigenpairs(Gram.from_dense(np.eye(30) + 0.01), 4)
+    assert np.allclose(eigen.values, [1.3, 1.0, 1.0, 1.0])
+    assert eigen.vectors.shape == (30, 4)
+    assert np.allclose(eigen.vectors.T @ eigen.vectors, np.eye(4))
