@@ -99,11 +99,8 @@ def row_certificate(A, k, *, totals=()):
     """
     rows, weights = EXACT_ROWS, None
     while True:
-        model = RowModel.of(A, exact_rows=rows)
-        start = None
-        if weights is not None:
-            start = np.interp(model.words, previous.words, weights)  # same words: a copy
-        result = weighted_row_bound(model, k, totals=totals, start=start)
+        model = RowModel.of(A, exact_rows=rows)  # the same words each time, more exact rows
+        result = weighted_row_bound(model, k, totals=totals, start=weights)
         if model.is_exact or model.size * rows >= _EXACT_ENTRIES:
             break
         # with the Cauchy-Schwarz pairs taken as 0 the same weights give a lower estimate of
@@ -113,7 +110,7 @@ def row_certificate(A, k, *, totals=()):
                                / w))
         if without >= result.value * (1.0 - _CS_GAIN):
             break
-        previous, weights = model, result.weights
+        weights = result.weights
         rows = min(model.size, max(rows, _EXACT_ENTRIES // model.size))
     return RowCertificate(model, result)
 

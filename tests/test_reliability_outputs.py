@@ -9,18 +9,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from spca_cli.cli import cli
+
+from _cli import spca
 
 DATA = Path(__file__).resolve().parent / "data"
 TOPICS = ["--solver", "threshold", "-k", "1", "-c", "1", "-d", "1"]
 
-
-def spca(*args):
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return result
 
 
 @pytest.fixture

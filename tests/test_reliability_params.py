@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from spca_cli.cli import cli
+
+from _cli import assert_error, spca
 from spca_cli.corpus import Corpus, load_input, save_corpus
 from spca_cli.errors import SpcaParameterError
 from spca_cli.generate import zipf_corpus
@@ -22,15 +22,6 @@ TINY = REPO / "tests" / "data" / "tiny.csv"
 KOS_SAMPLE = REPO / "data_samples" / "docword.kos-sample.txt.gz"
 
 
-def spca(*args):
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return result
-
-
-def assert_error(result, message):
-    assert result.exit_code == 1
-    assert result.output == f"Error: {message}\n"
 
 
 @pytest.fixture(scope="module")
