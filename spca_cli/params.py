@@ -24,7 +24,8 @@ __all__ = ["SEED_MAX", "OptionError", "check_random_state_param", "check_eigenso
 SEED_MAX = 2 ** 32 - 1
 
 #: arguments the pipeline passes to every solver itself; not options
-RESERVED = frozenset({"A", "k", "n_components", "eigen", "rank", "random_state", "time_limit"})
+RESERVED = frozenset({"A", "k", "n_components", "eigen", "rank", "random_state", "time_limit",
+                      "certificate"})
 
 
 class OptionError(SpcaParameterError):
@@ -110,6 +111,7 @@ def _rules():
         "refine": _int_rule(0),
         "eliminate": _BOOL,
         "nonnegative": _optional(_BOOL),
+        "budget": ((lambda v: _is_real(v) and v >= 0), "must be a number of seconds >= 0"),
     }
 
 

@@ -88,9 +88,11 @@ def test_daily_dates_at_the_edge_of_the_calendar(tmp_path):
                                 "numpy.random.RandomState, got 'seven'"),
     ({"eigensolver": "fast"}, "eigensolver must be one of auto, dense, krylov, arpack, got "
                               "'fast'"),
+    ({"solver": "spannogram", "solver_options": {"sample": 3}},
+     "solver_options: 'sample': not an option of solver 'spannogram' (its options: eliminate, "
+     "max_candidates, nonnegative)"),
     ({"solver_options": {"sample": 3}}, "solver_options: 'sample': not an option of solver "
-                                        "'spannogram' (its options: eliminate, max_candidates, "
-                                        "nonnegative)"),
+                                        "'auto' (its options: budget)"),
     ({"solver": "tpower", "solver_options": {"max_iter": "ten"}},
      "solver_options: 'max_iter': must be an int >= 1, got 'ten'"),
     ({"solver": "tpower", "solver_options": {"rank": 3}},
@@ -122,8 +124,9 @@ def write_config(tmp_path, body):
     ("{stopwords: {a: 1}}", "data.ingest.stopwords: must be english, none or a file name, got "
                             "a mapping"),
     ("{min_cnt: 2}", "data.ingest.min_cnt: unknown ingest option; expected one of contains, "
-                     "format, labels, min_count, min_length, since, stopwords, text_column, "
-                     "time_column, until, vocab, weighting"),
+                     "format, labels, lang, min_count, min_length, ngrams, since, stopwords, "
+                     "text_column, time_column, titles, until, vocab, weighting"),
+    ("{lang: en}", "data.ingest.lang: must be a list of language codes, got 'en'"),
 ])
 def test_reproduce_ingest_values_of_the_wrong_type(tmp_path, ingest, message):
     config = write_config(tmp_path, f"measure: components\ndata: {{path: tiny.csv, ingest: "

@@ -316,6 +316,8 @@ _INGEST_RULES = {
     "min_count": _int(1), "min_length": _int(1),
     "stopwords": _str(text="must be english, none or a file name"),
     "weighting": _choice(("binary", "count", "tfidf")),
+    "lang": _ListOf(_str(), "must be a list of language codes"),
+    "ngrams": _str(text="must be MIN-MAX, e.g. 1-2"), "titles": _str(),
 }
 
 
