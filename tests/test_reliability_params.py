@@ -97,7 +97,8 @@ def test_daily_dates_at_the_edge_of_the_calendar(tmp_path):
                                 "numpy.random.RandomState, got 'seven'"),
     ({"eigensolver": "fast"}, "eigensolver must be one of auto, dense, krylov, arpack, got "
                               "'fast'"),
-    ({"solver_options": {"sample": 3}}, "solver_options: 'sample': not an option of solver "
+    ({"solver": "spannogram", "solver_options": {"sample": 3}},
+     "solver_options: 'sample': not an option of solver "
                                         "'spannogram' (its options: eliminate, max_candidates, "
                                         "nonnegative)"),
     ({"solver": "tpower", "solver_options": {"max_iter": "ten"}},

@@ -20,7 +20,7 @@ from spca_cli.solvers.tpower import _Products
 __all__ = ["greedy"]
 
 
-def greedy(A, k, *, eigen=None, **_ignored):
+def greedy(A, k):
     """Sparse PCA by exact greedy forward selection of the support.
 
     Parameters
@@ -29,8 +29,6 @@ def greedy(A, k, *, eigen=None, **_ignored):
         The (possibly deflated) co-occurrence operator of shape (n_words, n_words).
     k : int
         Number of nonzero words.
-    eigen : Eigen, optional
-        Not used; accepted so every solver shares one signature.
 
     Returns
     -------

@@ -250,7 +250,7 @@ def _refusal(d, k, words, points, floor=False):
 
 
 def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_limit=None,
-               max_candidates=50_000_000, random_state=0, **_ignored):
+               max_candidates=50_000_000, random_state=0):
     """Best k-sparse component among the rank-d spannogram candidates, with its certificate.
 
     Solves max ||V_I^T x||^2 (the sparse PCA problem on A_d = V V^T, V = U_d L_d^(1/2)) exactly

@@ -287,7 +287,7 @@ def _check_warm_start(warm_start, n):
 
 
 def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
-           warm_start=None, random_state=0, local_search=True, time_limit=None, **_ignored):
+           warm_start=None, random_state=0, local_search=True, time_limit=None):
     """Sparse PCA by the truncated power method (TPower), best of several starts.
 
     Each run is Algorithm 1 of Yuan and Zhang (2013): x <- A' x, keep the k largest |entries|
