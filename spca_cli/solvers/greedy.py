@@ -15,7 +15,6 @@ import numpy as np
 
 from spca_cli.kernels.greedy import bordered_lmax
 from spca_cli.solvers._base import check_k, finish_component
-from spca_cli.solvers.tpower import _Products
 
 __all__ = ["greedy"]
 
@@ -71,7 +70,7 @@ def greedy(A, k):
     ([1, 4, 6], 11.0)
     """
     k = check_k(A, k)
-    ops = _Products(A)
+    ops = A.sparse_products()
     free = ops.active.copy()  # (n,) words that may still be added
     diag = ops.diagonal()  # (n,)
     first = int(np.argmax(np.where(free, diag, -np.inf)))  # first maximum: lowest index

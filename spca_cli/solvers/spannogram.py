@@ -47,17 +47,8 @@ _WINDOW = 1e-10  # candidates within this relative distance of the best are re-s
 
 
 def is_nonnegative(A):
-    """True if the operator A' is provably entrywise nonnegative (cheap, conservative).
-
-    A = S^T S with S >= 0 is nonnegative, and so is a dense A with no negative entry; a ``remove``
-    view (M A M, M a 0/1 mask) keeps that. A projection-deflated view mixes signs in general,
-    so it is reported as not nonnegative without looking.
-    """
-    if A.X is not None:
-        return False
-    if A.S is not None:
-        return bool(A.S.data.size == 0 or A.S.data.min() >= 0)
-    return bool(A.dense.min() >= 0)
+    """True if the operator A' is provably entrywise nonnegative (:meth:`Gram.is_nonnegative`)."""
+    return A.is_nonnegative()
 
 
 def _n_points(m, d, signed):
