@@ -362,17 +362,22 @@ def _solver_names():
 
 def topics_options(fn):
     """The options of ``spca topics`` (also taken by ``spca daily``)."""
+    from spca_cli.topics import DEFAULTS
+
     options = [
-        click.option("--solver", type=click.Choice(_solver_names()), default="auto",
+        click.option("--solver", type=click.Choice(_solver_names()), default=DEFAULTS["solver"],
                      show_default=True,
                      help="Sparse PCA method. auto: the best of tpower, spannogram (--rank) "
                           "and greedy per topic, closed by a few seconds of branch and bound; "
                           "exact: branch and bound to a proven optimum."),
-        click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+        click.option("-k", "k", type=click.IntRange(min=1), default=DEFAULTS["k"],
+                     show_default=True,
                      help="Words per topic."),
-        click.option("-c", "--components", type=click.IntRange(min=1), default=5,
+        click.option("-c", "--components", type=click.IntRange(min=1),
+                     default=DEFAULTS["n_components"],
                      show_default=True, help="Number of topics."),
-        click.option("-d", "--rank", type=click.IntRange(min=1), default=2, show_default=True,
+        click.option("-d", "--rank", type=click.IntRange(min=1), default=DEFAULTS["rank"],
+                     show_default=True,
                      help="Rank d of the approximation A_d (spannogram, nonneg) or of the "
                           "sketch (bipartite)."),
         click.option("--deflation", type=click.Choice(["remove", "projection"]),

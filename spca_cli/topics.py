@@ -27,9 +27,13 @@ from spca_cli.spectrum import top_eigenpairs
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Topic", "TopicsResult", "run_topics", "DEFLATIONS"]
+__all__ = ["Topic", "TopicsResult", "run_topics", "DEFLATIONS", "DEFAULTS"]
 
 DEFLATIONS = ("remove", "projection")
+
+#: The defaults of run_topics, ``spca topics`` and :class:`~spca_cli.estimator.SparseTopics`
+DEFAULTS = {"solver": "auto", "k": 10, "n_components": 5, "rank": 2, "deflation": "remove",
+            "random_state": 0}
 
 
 @dataclass
@@ -100,9 +104,10 @@ def _check_options(solver, A, k, n_components, rank, deflation):
     return k, n_components, rank
 
 
-def run_topics(data, *, solver="auto", k=10, n_components=1, rank=2, deflation="remove",
-               random_state=0, time_limit=None, solver_options=None, seconds=None,
-               eigensolver="auto"):
+def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
+               n_components=DEFAULTS["n_components"], rank=DEFAULTS["rank"],
+               deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
+               time_limit=None, solver_options=None, seconds=None, eigensolver="auto"):
     """Find ``n_components`` sparse topics of ``data`` and certify each.
 
     Parameters
