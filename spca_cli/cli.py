@@ -321,35 +321,63 @@ def info(inputs, output_format, top, n_eigenvalues, labels, quiet, **ingest_kwar
 
 
 # ---------------------------------------------------------------------- topics
-#: Options that only some solvers take: option name -> the solvers it applies to.
-_SOLVER_SPECIFIC = {
-    "init": ("tpower",), "max_iter": ("tpower",), "tol": ("tpower",),
-    "exact": ("nonneg",), "epsilon": ("nonneg",),
-    "samples": ("nonneg", "bipartite"), "n_jobs": ("bipartite",),
-    "eliminate": ("spannogram",), "nonnegative": ("spannogram",),
-    "budget": ("auto",),
-}
+def _click_type(rule):
+    """The click type of a registry constraint (:mod:`spca_cli.solvers.registry`)."""
+    from spca_cli.solvers.registry import Choice, Interval
+
+    if isinstance(rule, Choice):
+        return click.Choice(list(rule.values))
+    if isinstance(rule, Interval):
+        kind = click.IntRange if rule.kind is int else click.FloatRange
+        extra = {"min_open": True} if rule.low_open else {}
+        if rule.high_open:
+            extra["max_open"] = True
+        return kind(min=rule.low, max=rule.high, **extra)
+    return None
+
+
+def _solver_option(param):
+    """The click option of one solver parameter of the registry."""
+    name = param.name
+    if "/" in param.flag:  # an on/off switch; unset (None) lets the solver choose
+        return click.option(param.flag, name, default=None, help=param.help + ".")
+    if param.flag_value is not None:
+        return click.option(param.flag, name, flag_value=param.flag_value, default=None,
+                            help=param.help + ".")
+    return click.option(param.flag, name, type=_click_type(param.cli_rule or param.rule),
+                        metavar=param.metavar, help=param.help + ".")
+
+
+def _solver_params():
+    from spca_cli.solvers.registry import cli_params
+
+    return cli_params()
 
 
 def _solver_names():
-    from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
+    from spca_cli.solvers.registry import solver_names
 
-    return sorted([*SOLVERS, *JOINT_SOLVERS])
+    return solver_names()
 
 
 def topics_options(fn):
     """The options of ``spca topics`` (also taken by ``spca daily``)."""
+    from spca_cli.topics import DEFAULTS
+
     options = [
-        click.option("--solver", type=click.Choice(_solver_names()), default="auto",
+        click.option("--solver", type=click.Choice(_solver_names()), default=DEFAULTS["solver"],
                      show_default=True,
                      help="Sparse PCA method. auto: the best of tpower, spannogram (--rank) "
                           "and greedy per topic, closed by a few seconds of branch and bound; "
                           "exact: branch and bound to a proven optimum."),
-        click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+        click.option("-k", "k", type=click.IntRange(min=1), default=DEFAULTS["k"],
+                     show_default=True,
                      help="Words per topic."),
-        click.option("-c", "--components", type=click.IntRange(min=1), default=5,
+        click.option("-c", "--components", type=click.IntRange(min=1),
+                     default=DEFAULTS["n_components"],
                      show_default=True, help="Number of topics."),
-        click.option("-d", "--rank", type=click.IntRange(min=1), default=2, show_default=True,
+        click.option("-d", "--rank", type=click.IntRange(min=1), default=DEFAULTS["rank"],
+                     show_default=True,
                      help="Rank d of the approximation A_d (spannogram, nonneg) or of the "
                           "sketch (bipartite)."),
         click.option("--deflation", type=click.Choice(["remove", "projection"]),
@@ -364,43 +392,26 @@ def topics_options(fn):
                      help="auto: dense LAPACK up to 1500 words, else krylov (warm-started "
                           "block method, fewest passes over S) for up to 12 eigenpairs, else "
                           "arpack (SciPy's eigsh)."),
-        click.option("--init", type=click.Choice(["auto", "top-variance", "top-k-variance",
-                                                  "warm-start", "spannogram"]),
-                     help="tpower: start vector [default: auto, several starts, best kept]."),
-        click.option("--max-iter", type=click.IntRange(min=1), help="tpower: iteration limit."),
-        click.option("--tol", type=click.FloatRange(min=0, min_open=True),
-                     help="tpower: convergence tolerance."),
-        click.option("--exact/--no-exact", default=None,
-                     help="nonneg: force (or forbid) the exact enumeration."),
-        click.option("--samples", type=click.IntRange(min=1), metavar="N",
-                     help="nonneg: epsilon-net samples; bipartite: sampled sketch directions."),
-        click.option("--epsilon", type=click.FloatRange(min=0, max=1, min_open=True,
-                                                         max_open=True),
-                     help="nonneg: epsilon-net accuracy (sets the number of samples)."),
-        click.option("--budget", type=click.FloatRange(min=0), metavar="SECONDS",
-                     help="auto: seconds of branch and bound per topic [default: 3]."),
-        click.option("--jobs", "n_jobs", type=click.IntRange(min=1), help="bipartite: cores."),
-        click.option("--no-elimination", "eliminate", flag_value=False, default=None,
-                     help="spannogram: skip the (provably safe) feature elimination."),
-        click.option("--sign-reduction", "nonnegative", flag_value=True, default=None,
-                     help="spannogram: the 2^(d-1) sign-pattern reduction for an entrywise "
-                          "nonnegative A (exact; turns elimination off)."),
+        # the solver-specific options, as the solver registry declares them
+        *(_solver_option(param) for param in _solver_params()),
     ]
     return _stack(options)(fn)
 
 
 def _solver_options(solver, given):
     """The solver-specific options given, checked against the solver they apply to."""
+    from spca_cli.solvers.registry import solvers_taking
+
+    flags = {param.name: param.flag for param in _solver_params()}
     chosen = {}
     for name, value in given.items():
         if value is None:
             continue
-        if solver not in _SOLVER_SPECIFIC[name]:
-            flag = {"n_jobs": "--jobs", "eliminate": "--no-elimination",
-                    "nonnegative": "--sign-reduction"}.get(
-                name, "--" + name.replace("_", "-"))
-            raise click.UsageError(f"{flag} applies to --solver "
-                                   f"{' or '.join(_SOLVER_SPECIFIC[name])}, not {solver}")
+        takers = solvers_taking(name)
+        if solver not in takers:
+            flag = flags[name].split("/")[0]
+            raise click.UsageError(f"{flag} applies to --solver {' or '.join(takers)}, "
+                                   f"not {solver}")
         chosen[name] = value
     return chosen
 
@@ -435,8 +446,12 @@ def _check_output_path(path):
 
 def _topic_kwargs(kwargs):
     names = ("solver", "k", "components", "rank", "deflation", "seed", "time_limit",
-             "eigensolver", *_SOLVER_SPECIFIC)
-    return {name: kwargs.pop(name) for name in names}
+             "eigensolver", *(param.name for param in _solver_params()))
+    chosen = {name: kwargs.pop(name) for name in names}
+    # an option of another solver is a usage error before any input is read
+    _solver_options(chosen["solver"], {param.name: chosen[param.name]
+                                       for param in _solver_params()})
+    return chosen
 
 
 @cli.command()

@@ -17,13 +17,11 @@ Deflation between components is a *view* of the same operator (nothing n x n is 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-__all__ = ["Gram", "check_psd_matrix"]
+from spca_cli.backend import LocalBackend
 
-# Memory for columns A[:, j] kept for reuse by every view of one A.
-_COLUMN_CACHE_BYTES = 256 << 20
+__all__ = ["Gram", "SparseProducts", "check_psd_matrix"]
 
 
 class Gram:
@@ -42,28 +40,19 @@ class Gram:
     the underlying data, so the original A stays available for reporting explained variance.
     """
 
-    def __init__(self, S=None, dense=None, *, _mask=None, _X=None, _R=None, _shared=None):
-        if (S is None) == (dense is None):
-            raise ValueError("give exactly one of S and dense")
-        if S is not None:
-            if not (isinstance(S, sp.csr_array) and S.dtype == np.float64):
-                S = sp.csr_array(S, dtype=np.float64)
-            if not S.has_canonical_format:  # repeated (document, word) entries add up
-                S = S.copy()
-                S.sum_duplicates()
-            self.n = S.shape[1]
-        else:
-            dense = np.ascontiguousarray(dense, dtype=np.float64)
-            self.n = dense.shape[0]
-        self.S = S
-        self.dense = dense
+    def __init__(self, S=None, dense=None, *, _mask=None, _X=None, _R=None, _backend=None):
+        self.backend = _backend if _backend is not None else LocalBackend(S=S, dense=dense)
+        self.n = self.backend.n
         self.mask = _mask  # (n,) float 0/1, or None for "all words active"
         self.X = _X  # (n, t) unit vectors projected out, or None
         self.R = _R  # (t, t) so that Q = I - X R X^T
         self._diag_cache = None
         self._MX_cache = None
-        # derived copies of the undeflated data, shared by every view of the same A
-        self._shared = _shared if _shared is not None else {}
+
+    @property
+    def S(self):
+        """The document-word matrix of A = S^T S (None for a dense A)."""
+        return self.backend.S
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -86,46 +75,17 @@ class Gram:
 
     def original(self):
         """The undeflated A this view was made from."""
-        return Gram(S=self.S, dense=self.dense, _shared=self._shared)
+        return Gram(_backend=self.backend)
 
     def _view(self, mask, X, R):
-        return Gram(S=self.S, dense=self.dense, _mask=mask, _X=X, _R=R, _shared=self._shared)
-
-    def documents_by_word(self):
-        """S in CSC form (duplicates summed), made once and shared by all views.
-
-        Column access (the documents of a word) is what k-sparse products and submatrices need;
-        slicing columns of the CSR S would cost a pass over all of S each time.
-        """
-        if "csc" not in self._shared:
-            csc = sp.csc_array(self.S, copy=True)
-            csc.sum_duplicates()
-            self._shared["csc"] = csc
-        return self._shared["csc"]
+        return Gram(_mask=mask, _X=X, _R=R, _backend=self.backend)
 
     def base_diagonal(self):
         """diag(A) of the undeflated A, shared by all views."""
-        if "diag" not in self._shared:
-            if self.S is not None:
-                # A_jj = sum_i S_ij^2; the CSR's column indices give j directly (S is in
-                # canonical form: no repeated entries)
-                self._shared["diag"] = np.bincount(self.S.indices, weights=self.S.data ** 2,
-                                                   minlength=self.n)
-            else:
-                self._shared["diag"] = np.diag(self.dense).copy()
-        return self._shared["diag"]
+        return self.backend.diagonal()
 
-    # ------------------------------------------------------------------ base products (undeflated)
     def _base_matmat(self, X):
-        if self.S is not None:
-            return np.asarray(self.S.T @ (self.S @ X))
-        return self.dense @ X
-
-    def _base_submatrix(self, idx):
-        if self.S is not None:
-            cols = self.documents_by_word()[:, idx]
-            return np.asarray((cols.T @ cols).toarray())
-        return self.dense[np.ix_(idx, idx)].copy()
+        return self.backend.matmat(X)
 
     def _masked_X(self):
         if self._MX_cache is None:
@@ -177,7 +137,7 @@ class Gram:
         B^T A B needs only A_JJ, C = A (M X) (one block product) and small dense algebra.
         """
         idx = np.asarray(idx, dtype=np.int64)
-        sub = self._base_submatrix(idx)
+        sub = self.backend.submatrix(idx)
         m = None if self.mask is None else self.mask[idx]
         if m is not None:
             sub = sub * np.outer(m, m)
@@ -191,33 +151,9 @@ class Gram:
         return 0.5 * (sub + sub.T)
 
     def base_columns(self, idx):
-        """The columns A[:, idx] of the undeflated A, shape (n, len(idx)).
-
-        On A = S^T S each column is S^T S[:, j]: one pass over the documents that hold word j
-        (numba kernel), never a product with all of S.
-        """
-        idx = np.asarray(idx, dtype=np.int64)
-        if self.S is None:
-            return self.dense[:, idx].copy()
-        from spca_cli.kernels.tpower import gram_columns
-
-        # columns are cached for every view of this A (the certificate of each component
-        # asks for nearly the same words again), up to _COLUMN_CACHE_BYTES
-        cache = self._shared.setdefault("columns", {})
-        missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
-        if missing.size:
-            S, C = self.S, self.documents_by_word()
-            block = gram_columns(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data,
-                                 missing, self.n)
-            room = _COLUMN_CACHE_BYTES // (8 * self.n) - len(cache)
-            if room < missing.size:
-                fresh = dict(zip(missing.tolist(), block))
-                return np.column_stack([cache[j] if j in cache else fresh[j]
-                                        for j in idx.tolist()])
-            cache.update(zip(missing.tolist(), block))
-        if idx.size == 0:
-            return np.zeros((self.n, 0))
-        return np.column_stack([cache[j] for j in idx.tolist()])
+        """The columns A[:, idx] of the undeflated A, shape (n, len(idx)) (cached by the
+        backend for every view of this A)."""
+        return self.backend.columns(np.asarray(idx, dtype=np.int64))
 
     def columns(self, idx):
         """The columns A'[:, idx] of this view, shape (n, len(idx)), without forming A'.
@@ -255,6 +191,20 @@ class Gram:
             self._diag_cache = np.maximum(d, 0.0)
         return self._diag_cache
 
+    def is_nonnegative(self):
+        """True if A' is provably entrywise nonnegative (cheap, conservative).
+
+        A = S^T S with S >= 0 is nonnegative, and so is a dense A with no negative entry; a
+        ``remove`` view (M A M, M a 0/1 mask) keeps that. A projection-deflated view mixes
+        signs in general, so it is reported as not nonnegative without looking.
+        """
+        return self.X is None and self.backend.is_nonnegative()
+
+    def sparse_products(self):
+        """A workspace of exact products of this view with k-sparse vectors, for one solve
+        (TPower's iterations and swap search, greedy's columns): see :class:`SparseProducts`."""
+        return SparseProducts(self)
+
     def to_dense(self):
         """A' as a dense (n, n) array; only for small n (tests, tiny matrices)."""
         return self.submatrix(np.arange(self.n))
@@ -289,6 +239,83 @@ class Gram:
             R_new[t, t] = 1.0
             X_new = np.column_stack([self.X, x])
         return self._view(self.mask, X_new, R_new)
+
+
+class SparseProducts:
+    """Exact products of a view A' with k-sparse vectors, by the cheapest path for that view.
+
+    * undeflated or ``remove``-deflated A: the backend's k-sparse product (on S only the
+      documents of the k words), the mask applied after;
+    * projection-deflated views: :meth:`Gram.matmat` on the dense vector.
+
+    Columns asked for are kept (about 64 MB) for reuse within one solve: a swap search computes
+    the columns of the support, and the next product with that support costs only n k work.
+    """
+
+    def __init__(self, A):
+        self.A = A
+        self.n = A.n
+        self.active = A.active()  # (n,) bool
+        self._mask = A.mask
+        self._columns = {}
+        self._projected = A.X is not None
+        if not self._projected:
+            self._diag = A.base_diagonal()
+            if self._mask is not None:
+                self._diag = self._diag * self._mask
+
+    def _masked(self, z):
+        return z if self._mask is None else z * self._mask
+
+    def matvec(self, idx, w):
+        """A' x for x with weights ``w`` on words ``idx``; dense result of shape (n,)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        w = np.asarray(w, dtype=np.float64)
+        if self._mask is not None:
+            w = w * self._mask[idx]
+        missing = sum(1 for j in idx.tolist() if j not in self._columns)
+        if missing <= 1 and idx.size > 1:
+            # the columns are at hand (a swap search just computed them): n k work, no S pass
+            return self.columns(idx) @ w
+        if not self._projected:
+            return self._masked(self.A.backend.sparse_matvec(idx, w))
+        x = np.zeros(self.n)
+        x[idx] = w
+        return self.A.matvec(x)
+
+    def columns(self, idx):
+        """A'[:, idx] of shape (n, len(idx))."""
+        idx = np.asarray(idx, dtype=np.int64)
+        missing = np.array([j for j in idx.tolist() if j not in self._columns], dtype=np.int64)
+        if missing.size:
+            # keep at most ~64 MB of columns (and always the ones asked for now)
+            limit = max(idx.size, (64 << 20) // (8 * self.n))
+            if len(self._columns) + missing.size > limit:
+                wanted = set(idx.tolist())
+                self._columns = {j: c for j, c in self._columns.items() if j in wanted}
+            if not self._projected:
+                block = self.A.backend.columns(missing)
+                if self._mask is not None:
+                    block = block * self._mask[:, None] * self._mask[missing]
+            else:
+                E = np.zeros((self.n, missing.size))
+                E[missing, np.arange(missing.size)] = 1.0
+                block = self.A.matmat(E)
+            for t, j in enumerate(missing.tolist()):
+                self._columns[j] = np.ascontiguousarray(block[:, t])
+        if idx.size == 0:
+            return np.zeros((self.n, 0))
+        return np.column_stack([self._columns[j] for j in idx.tolist()])
+
+    def submatrix(self, idx):
+        """A'[idx, idx], symmetrised, shape (len(idx), len(idx))."""
+        return self.A.submatrix(idx)
+
+    def diagonal(self):
+        """diag(A') of shape (n,)."""
+        if not self._projected:
+            return self._diag
+        return self.A.diagonal()
 
 
 def check_psd_matrix(A, *, tol=1e-8):

@@ -3,19 +3,19 @@
 The CLI's click types already constrain what a user types; these checks give the Python API and
 ``spca reproduce`` configs the same guarantees: a bad value is a
 :class:`~spca_cli.errors.SpcaParameterError` naming the parameter, and an unknown solver option
-is an error, never silently ignored (solvers accept ``**_ignored`` for the pipeline's common
-arguments, so only their named parameters count as options).
+is an error, never silently ignored: the options and their constraints are the solver's entry in
+:mod:`spca_cli.solvers.registry`.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 
 import numpy as np
 
 from spca_cli.errors import SpcaParameterError
+from spca_cli.solvers.registry import COMMON_INPUTS
 
 __all__ = ["SEED_MAX", "OptionError", "check_random_state_param", "check_eigensolver",
            "check_time_limit", "check_solver_options", "solver_option_names", "check_run"]
@@ -23,9 +23,8 @@ __all__ = ["SEED_MAX", "OptionError", "check_random_state_param", "check_eigenso
 #: NumPy's RandomState takes seeds in [0, 2**32 - 1]
 SEED_MAX = 2 ** 32 - 1
 
-#: arguments the pipeline passes to every solver itself; not options
-RESERVED = frozenset({"A", "k", "n_components", "eigen", "rank", "random_state", "time_limit",
-                      "certificate"})
+#: arguments the pipeline passes to solvers itself; not options
+RESERVED = frozenset({"A", "k", "n_components", *COMMON_INPUTS})
 
 
 class OptionError(SpcaParameterError):
@@ -74,79 +73,36 @@ def check_time_limit(time_limit):
     return float(time_limit)
 
 
-def _int_rule(low, extra=()):
-    text = f"must be an int >= {low}" + "".join(f" or {e!r}" for e in extra)
-    return (lambda v: (_is_int(v) and v >= low) or (v in extra and not isinstance(v, bool))), text
-
-
-def _optional(rule):
-    check, text = rule
-    return (lambda v: v is None or check(v)), text + " (or None)"
-
-
-def _choice(values):
-    return (lambda v: isinstance(v, str) and v in values), f"must be one of {', '.join(values)}"
-
-
-_BOOL = ((lambda v: isinstance(v, (bool, np.bool_))), "must be true or false")
-
-
-def _rules():
-    """Option name -> (check, description): the values every solver that takes it accepts."""
-    from spca_cli.solvers.tpower import INITS
-
-    return {
-        "init": _choice(INITS),
-        "max_iter": _int_rule(1),
-        "tol": ((lambda v: _is_real(v) and v > 0), "must be a number > 0"),
-        "n_starts": _int_rule(0),
-        "local_search": _BOOL,
-        "exact": _optional(_BOOL),
-        "samples": _optional(_int_rule(1)),
-        "epsilon": _optional(((lambda v: _is_real(v) and 0 < v <= 1),
-                              "must be a number in (0, 1]")),
-        "max_candidates": _int_rule(1),
-        "n_jobs": ((lambda v: _is_int(v) and (v >= 1 or v == -1)),
-                   "must be an int >= 1, or -1 for every core"),
-        "refine": _int_rule(0),
-        "eliminate": _BOOL,
-        "nonnegative": _optional(_BOOL),
-        "budget": ((lambda v: _is_real(v) and v >= 0), "must be a number of seconds >= 0"),
-    }
-
-
 def solver_option_names(solver):
-    """The options ``solver`` takes: its named keyword parameters beyond the pipeline's own."""
-    from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
+    """The options ``solver`` takes, as its registry entry declares them."""
+    from spca_cli.solvers.registry import solver_spec
 
-    fn = SOLVERS.get(solver) or JOINT_SOLVERS.get(solver)
-    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sorted(name for name, p in inspect.signature(fn).parameters.items()
-                  if name not in RESERVED and p.kind in named)
+    return solver_spec(solver).option_names
 
 
 def check_solver_options(solver, options):
-    """Every key is an option of ``solver`` and every value of a known option has its type.
+    """Every key is an option of ``solver`` and every value satisfies its constraint in the
+    solver registry (:mod:`spca_cli.solvers.registry`).
 
     Raises
     ------
     OptionError
         Naming the option (``.option``) and what is wrong.
     """
+    from spca_cli.solvers.registry import solver_spec
+
     if not isinstance(options, dict):
         raise SpcaParameterError(f"solver_options must be a dict, got {type(options).__name__}")
-    allowed = solver_option_names(solver)
-    rules = _rules()
+    spec = solver_spec(solver)
     for name, value in options.items():
         if name in RESERVED:
             raise OptionError(name, "is set by the run itself, not as a solver option")
-        if name not in allowed:
+        param = spec.param(name)
+        if param is None:
             raise OptionError(name, f"not an option of solver {solver!r} (its options: "
-                                    f"{', '.join(allowed) or 'none'})")
-        if name in rules:
-            check, text = rules[name]
-            if not check(value):
-                raise OptionError(name, f"{text}, got {value!r}")
+                                    f"{', '.join(spec.option_names) or 'none'})")
+        if not param.check(value):
+            raise OptionError(name, f"{param.text}, got {value!r}")
     return options
 
 

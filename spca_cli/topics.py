@@ -21,15 +21,19 @@ from spca_cli import bounds as _bounds
 from spca_cli.errors import SpcaParameterError
 from spca_cli.matrix import Gram
 from spca_cli.params import check_run
-from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
+from spca_cli.solvers.registry import REGISTRY, solver_spec
 from spca_cli.solvers._base import check_int
 from spca_cli.spectrum import top_eigenpairs
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Topic", "TopicsResult", "run_topics", "DEFLATIONS"]
+__all__ = ["Topic", "TopicsResult", "run_topics", "DEFLATIONS", "DEFAULTS"]
 
 DEFLATIONS = ("remove", "projection")
+
+#: The defaults of run_topics, ``spca topics`` and :class:`~spca_cli.estimator.SparseTopics`
+DEFAULTS = {"solver": "auto", "k": 10, "n_components": 5, "rank": 2, "deflation": "remove",
+            "random_state": 0}
 
 
 @dataclass
@@ -82,9 +86,7 @@ def _gram_and_labels(data):
 
 
 def _check_options(solver, A, k, n_components, rank, deflation):
-    if solver not in SOLVERS and solver not in JOINT_SOLVERS:
-        known = ", ".join(sorted([*SOLVERS, *JOINT_SOLVERS]))
-        raise SpcaParameterError(f"unknown solver {solver!r}; choose one of {known}")
+    spec = solver_spec(solver)
     k = check_int("k", k, 1)
     n_components = check_int("components", n_components, 1)
     rank = check_int("rank", rank, 1)
@@ -94,7 +96,7 @@ def _check_options(solver, A, k, n_components, rank, deflation):
         raise SpcaParameterError(f"k must be <= the number of words; got k={k} > {A.n}")
     if rank > A.n:
         raise SpcaParameterError(f"rank must be <= the number of words; got rank={rank} > {A.n}")
-    disjoint = deflation == "remove" or solver in JOINT_SOLVERS
+    disjoint = deflation == "remove" or spec.joint
     if disjoint and n_components * k > A.n:
         raise SpcaParameterError(
             f"components * k must be <= the number of words for disjoint topics; "
@@ -102,9 +104,10 @@ def _check_options(solver, A, k, n_components, rank, deflation):
     return k, n_components, rank
 
 
-def run_topics(data, *, solver="auto", k=10, n_components=1, rank=2, deflation="remove",
-               random_state=0, time_limit=None, solver_options=None, seconds=None,
-               eigensolver="auto"):
+def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
+               n_components=DEFAULTS["n_components"], rank=DEFAULTS["rank"],
+               deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
+               time_limit=None, solver_options=None, seconds=None, eigensolver="auto"):
     """Find ``n_components`` sparse topics of ``data`` and certify each.
 
     Parameters
@@ -145,7 +148,7 @@ def run_topics(data, *, solver="auto", k=10, n_components=1, rank=2, deflation="
     k, n_components, rank = _check_options(solver, A0, k, n_components, rank, deflation)
     check_run(solver, A0.n, rank=rank, random_state=random_state, eigensolver=eigensolver,
               time_limit=time_limit, solver_options=solver_options)
-    joint = solver in JOINT_SOLVERS
+    joint = REGISTRY[solver].joint
     n_eig = max(rank + 1, n_components + 1, 2)
 
     eigen_calls = []
@@ -193,8 +196,8 @@ def run_topics(data, *, solver="auto", k=10, n_components=1, rank=2, deflation="
         said = any("time limit" in note for note in notes)  # the solver warned already
         if topic.info.get("time_limited") and not said:
             which = "all components" if joint else f"component {topic.index}"
-            exactness = " and not certified exact on A_d" if solver in ("spannogram",
-                                                                         "nonneg") else ""
+            exact_on = REGISTRY[solver].exact_on
+            exactness = f" and not certified exact on {exact_on}" if exact_on else ""
             notes.append(f"{which}: {solver} stopped at --time-limit; the result is the best "
                          f"found so far{exactness}")
 
@@ -237,7 +240,7 @@ def _make_topic(index, A0, out, labels, bound_list, *, problem_value=None):
 
 def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
                    time_limit, solver_options, seconds, eigenpairs):
-    solve = SOLVERS[solver]
+    spec = REGISTRY[solver]
     A, eigen = A0, eigen0
     topics = []
     disjoint = deflation == "remove"
@@ -249,24 +252,17 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             # there, a few block products instead of about ten from a random block
             eigen = eigenpairs(A, max(rank + 1, 2), start=eigen.basis)
             seconds["eigen"] += time.perf_counter() - t
-        options = dict(solver_options)
         # the certificate is a property of the view and k, whatever the solver: computed here
         t = time.perf_counter()
         certificate = _bounds.row_certificate(
             A, k, totals=(n_components,) if disjoint and index == 1 else ())
         if index == 1:
             row0 = certificate.bound
-        if getattr(solve, "uses_certificate", False):
-            options["certificate"] = certificate
         seconds["bounds"] += time.perf_counter() - t
         t = time.perf_counter()
-        if options.get("init") == "spannogram" and "spannogram" in SOLVERS:
-            # tpower's fourth initialisation: start from the rank-d spannogram's answer
-            start = SOLVERS["spannogram"](A, k, eigen=eigen, rank=rank, random_state=random_state,
-                                          time_limit=time_limit)
-            options["warm_start"] = (start.indices, start.weights)
-        out = solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
-                    time_limit=time_limit, **options)
+        available = {"eigen": eigen, "rank": rank, "random_state": random_state,
+                     "time_limit": time_limit, "certificate": certificate}
+        out = spec.run(A, k, available, solver_options)
         seconds["solve"] += time.perf_counter() - t
         t = time.perf_counter()
         bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound) + list(out.bounds)
@@ -296,9 +292,9 @@ def _total_bound(topics, bound_list):
 def _run_joint(solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,
                solver_options, seconds):
     t = time.perf_counter()
-    joint = JOINT_SOLVERS[solver](A0, k, n_components, eigen=eigen0, rank=rank,
-                                  random_state=random_state, time_limit=time_limit,
-                                  **solver_options)
+    available = {"eigen": eigen0, "rank": rank, "random_state": random_state,
+                 "time_limit": time_limit}
+    joint = REGISTRY[solver].run_joint(A0, k, n_components, available, solver_options)
     seconds["solve"] += time.perf_counter() - t
     t = time.perf_counter()
     row0 = _bounds.row_certificate(A0, k, totals=(n_components,)).bound

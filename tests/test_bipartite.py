@@ -16,6 +16,7 @@ from scipy.optimize import linear_sum_assignment
 from spca_cli.errors import SpcaParameterError
 from spca_cli.matrix import Gram
 from spca_cli.solvers import SOLVERS
+from spca_cli.solvers.registry import REGISTRY
 from spca_cli.solvers._base import ConvergenceWarning
 from spca_cli.solvers.bipartite import (_CHUNK, _Problem, _run_chunk, bipartite, match_supports,
                                         total_bounds)
@@ -71,7 +72,8 @@ def deflation_total(A, solver, K, k, **options):
     view, total = A, 0.0
     for _ in range(K):
         eigen = top_eigenpairs(view, max(options.get("rank", 1) + 1, 2))
-        out = solver(view, k, eigen=eigen, random_state=0, **options)
+        spec = next(s for s in REGISTRY.values() if s.function is solver)
+        out = spec.run(view, k, {"eigen": eigen, "random_state": 0, **options})
         total += A.sparse_quadratic(out.indices, out.weights)
         view = view.remove(out.indices)
     return total

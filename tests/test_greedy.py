@@ -77,7 +77,7 @@ def test_real_corpus_at_least_threshold(fixture, request):
     S = sp.csr_array(scipy.io.mmread(request.getfixturevalue(fixture)))
     A = Gram.from_documents(S)
     eigen = top_eigenpairs(A, 2)
-    out = greedy(A, 10, eigen=eigen)
+    out = greedy(A, 10)
     assert out.value >= threshold(A, 10, eigen=eigen).value
     assert out.value >= PUBLISHED[fixture] - 0.005
     assert out.value == pytest.approx(A.quadratic(dense_x(A, out)), rel=1e-10)

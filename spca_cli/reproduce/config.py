@@ -16,7 +16,7 @@ import yaml
 from spca_cli import limits
 from spca_cli.errors import SpcaInputError, SpcaParameterError
 from spca_cli.params import SEED_MAX, OptionError, check_solver_options
-from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
+from spca_cli.solvers.registry import REGISTRY, solver_names
 from spca_cli.topics import DEFLATIONS
 
 from spca_cli.reproduce.render import _plain
@@ -47,7 +47,7 @@ class RunSpec:
 
     @property
     def joint(self):
-        return self.solver in JOINT_SOLVERS
+        return REGISTRY[self.solver].joint
 
     def topics_kwargs(self, k=None):
         """Keyword arguments of :func:`run_topics` for this run (``k`` overridden by sweeps)."""
@@ -492,7 +492,7 @@ def load_config(path):
 
 
 def _solver_rule():
-    known = sorted([*SOLVERS, *JOINT_SOLVERS])
+    known = solver_names()
     return _choice(known)
 
 

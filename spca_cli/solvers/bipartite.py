@@ -347,7 +347,7 @@ def _check_n_jobs(n_jobs):
 
 
 def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=None,
-              random_state=0, n_jobs=1, refine=DEFAULT_REFINE, **_ignored):
+              random_state=0, n_jobs=1, refine=DEFAULT_REFINE):
     """K sparse components with disjoint supports, jointly, by bipartite matchings.
 
     Maximises the total explained variance sum_j x_j^T A x_j over K unit vectors with exactly

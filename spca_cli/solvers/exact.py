@@ -77,17 +77,18 @@ _PRUNE_SLACK = 1e-12
 
 def _incumbent(A, k, eigen, rank, random_state):
     """The best of the cheap solvers: (SolverOutput, name of the solver that found it)."""
-    from spca_cli.solvers import SOLVERS
+    from spca_cli.solvers.registry import REGISTRY
 
     found = []
-    for name, options in (("tpower", {}), ("spannogram", {"rank": rank}), ("greedy", {})):
+    available = {"eigen": eigen, "rank": rank, "random_state": random_state}
+    for name in ("tpower", "spannogram", "greedy"):
         if name == "spannogram" and (eigen is None or len(eigen.values) < rank + 1):
             continue
         with warnings.catch_warnings():
             # a spannogram rank it refuses (too many candidates) is simply not a contender
             warnings.simplefilter("ignore", ConvergenceWarning)
             try:
-                out = SOLVERS[name](A, k, eigen=eigen, random_state=random_state, **options)
+                out = REGISTRY[name].run(A, k, available)
             except Exception as exc:  # noqa: BLE001 - a refused heuristic is skipped
                 if name == "spannogram" and type(exc).__name__ == "SpcaParameterError":
                     continue
@@ -385,7 +386,3 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
                   time_limit=time_limit, work_units=budget * WORK_PER_SECOND,
                   certificate=certificate, name="auto")
 
-
-# the pipeline hands these solvers the certificate it computes for every component anyway
-exact.uses_certificate = True
-auto.uses_certificate = True

@@ -15,12 +15,11 @@ import numpy as np
 
 from spca_cli.kernels.greedy import bordered_lmax
 from spca_cli.solvers._base import check_k, finish_component
-from spca_cli.solvers.tpower import _Products
 
 __all__ = ["greedy"]
 
 
-def greedy(A, k, *, eigen=None, **_ignored):
+def greedy(A, k):
     """Sparse PCA by exact greedy forward selection of the support.
 
     Parameters
@@ -29,8 +28,6 @@ def greedy(A, k, *, eigen=None, **_ignored):
         The (possibly deflated) co-occurrence operator of shape (n_words, n_words).
     k : int
         Number of nonzero words.
-    eigen : Eigen, optional
-        Not used; accepted so every solver shares one signature.
 
     Returns
     -------
@@ -73,7 +70,7 @@ def greedy(A, k, *, eigen=None, **_ignored):
     ([1, 4, 6], 11.0)
     """
     k = check_k(A, k)
-    ops = _Products(A)
+    ops = A.sparse_products()
     free = ops.active.copy()  # (n,) words that may still be added
     diag = ops.diagonal()  # (n,)
     first = int(np.argmax(np.where(free, diag, -np.inf)))  # first maximum: lowest index

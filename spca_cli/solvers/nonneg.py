@@ -183,7 +183,7 @@ AUTO_EXACT_VERTICES = 5_000_000
 
 
 def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_limit=None,
-           max_candidates=50_000_000, random_state=0, **_ignored):
+           max_candidates=50_000_000, random_state=0):
     """Nonnegative k-sparse principal component of a PSD matrix (Algorithms 1 and 3).
 
     Parameters

@@ -47,17 +47,8 @@ _WINDOW = 1e-10  # candidates within this relative distance of the best are re-s
 
 
 def is_nonnegative(A):
-    """True if the operator A' is provably entrywise nonnegative (cheap, conservative).
-
-    A = S^T S with S >= 0 is nonnegative, and so is a dense A with no negative entry; a ``remove``
-    view (M A M, M a 0/1 mask) keeps that. A projection-deflated view mixes signs in general,
-    so it is reported as not nonnegative without looking.
-    """
-    if A.X is not None:
-        return False
-    if A.S is not None:
-        return bool(A.S.data.size == 0 or A.S.data.min() >= 0)
-    return bool(A.dense.min() >= 0)
+    """True if the operator A' is provably entrywise nonnegative (:meth:`Gram.is_nonnegative`)."""
+    return A.is_nonnegative()
 
 
 def _n_points(m, d, signed):
@@ -250,7 +241,7 @@ def _refusal(d, k, words, points, floor=False):
 
 
 def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_limit=None,
-               max_candidates=50_000_000, random_state=0, **_ignored):
+               max_candidates=50_000_000, random_state=0):
     """Best k-sparse component among the rank-d spannogram candidates, with its certificate.
 
     Solves max ||V_I^T x||^2 (the sparse PCA problem on A_d = V V^T, V = U_d L_d^(1/2)) exactly

@@ -14,7 +14,7 @@ from spca_cli.solvers._base import check_k, finish_component
 __all__ = ["threshold"]
 
 
-def threshold(A, k, *, eigen, **_ignored):
+def threshold(A, k, *, eigen):
     """Top-k entries of the leading eigenvector of A, re-weighted on that support.
 
     Parameters

@@ -17,7 +17,6 @@ from sklearn.utils import check_random_state
 
 from spca_cli.errors import SpcaParameterError
 from spca_cli.kernels.greedy import bordered_lmax
-from spca_cli.kernels.tpower import gram_columns, gram_sparse_matvec, gram_submatrix
 from spca_cli.solvers._base import (ConvergenceWarning, check_float, check_int, check_k,
                                     finish_component, leading_eigvec)
 
@@ -28,105 +27,6 @@ INITS = ("auto", "top-variance", "top-k-variance", "warm-start", "eigenvector", 
 # A swap must raise lambda_max by more than this relative amount to be taken: below it, the
 # "gain" is rounding in the secular root and taking it could cycle.
 _SWAP_RTOL = 1e-10
-
-class _Products:
-    """Exact products with the view A' for k-sparse vectors, by the cheapest path for that view.
-
-    * undeflated or ``remove``-deflated A = S^T S: sparse kernels on S (mask applied after);
-    * dense A (``.npy`` input), undeflated or masked: A[:, I] @ w;
-    * projection-deflated views: fall back to ``A.matmat`` on the dense vector.
-    """
-
-    def __init__(self, A):
-        self.A = A
-        self.n = A.n
-        self.active = A.active()  # (n,) bool
-        self.mask = A.mask  # (n,) float 0/1 or None
-        self._columns = {}
-        if A.X is None and A.S is not None:
-            self.kind = "S"
-            self.csr = A.S
-            self.csc, self._diag = A.documents_by_word(), A.base_diagonal()
-            if self.mask is not None:
-                self._diag = self._diag * self.mask
-        elif A.X is None:
-            self.kind = "dense"
-        else:
-            self.kind = "operator"
-
-    def _masked(self, z):
-        return z if self.mask is None else z * self.mask
-
-    def matvec(self, idx, w):
-        """A' x for x with weights ``w`` on words ``idx``; dense result of shape (n,)."""
-        idx = np.asarray(idx, dtype=np.int64)
-        w = np.asarray(w, dtype=np.float64)
-        if self.mask is not None:
-            w = w * self.mask[idx]
-        missing = sum(1 for j in idx.tolist() if j not in self._columns)
-        if missing <= 1 and idx.size > 1:
-            # the columns are at hand (a swap search just computed them): n k work, no S pass
-            return self.columns(idx) @ w
-        if self.kind == "S":
-            S, C = self.csr, self.csc
-            z = gram_sparse_matvec(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data,
-                                   idx, w, self.n, S.shape[0])
-            return self._masked(z)
-        if self.kind == "dense":
-            return self._masked(self.A.dense[:, idx] @ w)
-        x = np.zeros(self.n)
-        x[idx] = w
-        return self.A.matvec(x)
-
-    def columns(self, idx):
-        """A'[:, idx] of shape (n, len(idx)); columns are kept for reuse within one solve."""
-        idx = np.asarray(idx, dtype=np.int64)
-        missing = np.array([j for j in idx.tolist() if j not in self._columns], dtype=np.int64)
-        if missing.size:
-            # keep at most ~64 MB of columns (and always the ones asked for now)
-            limit = max(idx.size, (64 << 20) // (8 * self.n))
-            if len(self._columns) + missing.size > limit:
-                wanted = set(idx.tolist())
-                self._columns = {j: c for j, c in self._columns.items() if j in wanted}
-            if self.kind == "S":
-                S, C = self.csr, self.csc
-                block = gram_columns(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data,
-                                     missing, self.n).T
-                if self.mask is not None:
-                    block = block * self.mask[:, None] * self.mask[missing]
-            elif self.kind == "dense":
-                block = self.A.dense[:, missing]
-                if self.mask is not None:
-                    block = block * self.mask[:, None] * self.mask[missing]
-            else:
-                E = np.zeros((self.n, missing.size))
-                E[missing, np.arange(missing.size)] = 1.0
-                block = self.A.matmat(E)
-            for t, j in enumerate(missing.tolist()):
-                self._columns[j] = np.ascontiguousarray(block[:, t])
-        if idx.size == 0:
-            return np.zeros((self.n, 0))
-        return np.column_stack([self._columns[j] for j in idx.tolist()])
-
-    def submatrix(self, idx):
-        """A'[idx, idx], symmetrised, shape (len(idx), len(idx))."""
-        idx = np.asarray(idx, dtype=np.int64)
-        if self.kind == "S":
-            C = self.csc
-            sub = gram_submatrix(C.indptr, C.indices, C.data, idx, C.shape[0])
-            if self.mask is not None:
-                m = self.mask[idx]
-                sub = sub * np.outer(m, m)
-        else:
-            sub = self.A.submatrix(idx)
-        return 0.5 * (sub + sub.T)
-
-    def diagonal(self):
-        """diag(A') of shape (n,)."""
-        if self.kind == "S":
-            return self._diag
-        return self.A.diagonal()
-
 
 def sparse_matvec(A, indices, weights):
     """A' x for a sparse x, without forming A' and without touching unrelated documents.
@@ -154,7 +54,7 @@ def sparse_matvec(A, indices, weights):
     >>> sparse_matvec(A, [1], [1.0]).tolist()
     [1.0, 2.0, 1.0]
     """
-    return _Products(A).matvec(indices, weights)
+    return A.sparse_products().matvec(indices, weights)
 
 
 def _top_k(z, active, k):
@@ -287,7 +187,7 @@ def _check_warm_start(warm_start, n):
 
 
 def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
-           warm_start=None, random_state=0, local_search=True, time_limit=None, **_ignored):
+           warm_start=None, random_state=0, local_search=True, time_limit=None):
     """Sparse PCA by the truncated power method (TPower), best of several starts.
 
     Each run is Algorithm 1 of Yuan and Zhang (2013): x <- A' x, keep the k largest |entries|
@@ -400,7 +300,7 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     if init == "spannogram" or (init == "auto" and warm_start is not None):
         warm = _check_warm_start(warm_start, A.n)
 
-    ops = _Products(A)
+    ops = A.sparse_products()
     active = ops.active
     n_active = int(active.sum())
     diag = np.where(active, ops.diagonal(), -np.inf)  # inactive words are never chosen

@@ -1,0 +1,139 @@
+"""Where the products with the undeflated A are computed: the backend behind :class:`~spca_cli.
+matrix.Gram`.
+
+A backend answers six questions about A (n x n, PSD), and nothing else reads the data:
+
+* ``matmat(X)``: A X for a dense block X (eigen steps, projection deflation);
+* ``sparse_matvec(idx, w)``: A x for x with weights ``w`` on words ``idx`` (TPower, swaps);
+* ``columns(idx)``: A[:, idx];
+* ``submatrix(idx)``: A[idx, idx];
+* ``diagonal()``: diag(A);
+* ``is_nonnegative()``: whether A is entrywise nonnegative, provably and cheaply.
+
+:class:`LocalBackend` is the one implementation: A = S^T S for a sparse document-word matrix S
+held in memory (numba kernels restricted to the documents of the words asked for), or a dense
+PSD matrix given directly. A distributed engine is a second class with the same methods.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["LocalBackend"]
+
+# Memory for columns A[:, j] kept for reuse by every view of one A.
+_COLUMN_CACHE_BYTES = 256 << 20
+
+
+class LocalBackend:
+    """A = S^T S (``S`` sparse, documents x words) or a dense PSD ``A``, in this process.
+
+    Parameters
+    ----------
+    S : sparse matrix of shape (n_documents, n_words), optional
+    dense : ndarray of shape (n_words, n_words), optional
+        Exactly one of them.
+    """
+
+    def __init__(self, S=None, dense=None):
+        if (S is None) == (dense is None):
+            raise ValueError("give exactly one of S and dense")
+        if S is not None:
+            if not (isinstance(S, sp.csr_array) and S.dtype == np.float64):
+                S = sp.csr_array(S, dtype=np.float64)
+            if not S.has_canonical_format:  # repeated (document, word) entries add up
+                S = S.copy()
+                S.sum_duplicates()
+            self.n = S.shape[1]
+        else:
+            dense = np.ascontiguousarray(dense, dtype=np.float64)
+            self.n = dense.shape[0]
+        self.S = S
+        self.dense = dense
+        self._diag = None
+        self._csc = None
+        self._columns = {}
+
+    def _documents_by_word(self):
+        """S in CSC form (duplicates summed), made once.
+
+        Column access (the documents of a word) is what k-sparse products and submatrices need;
+        slicing columns of the CSR S would cost a pass over all of S each time.
+        """
+        if self._csc is None:
+            csc = sp.csc_array(self.S, copy=True)
+            csc.sum_duplicates()
+            self._csc = csc
+        return self._csc
+
+    def diagonal(self):
+        """diag(A), computed once."""
+        if self._diag is None:
+            if self.S is not None:
+                # A_jj = sum_i S_ij^2; the CSR's column indices give j directly (S is in
+                # canonical form: no repeated entries)
+                self._diag = np.bincount(self.S.indices, weights=self.S.data ** 2,
+                                         minlength=self.n)
+            else:
+                self._diag = np.diag(self.dense).copy()
+        return self._diag
+
+    def matmat(self, X):
+        if self.S is not None:
+            return np.asarray(self.S.T @ (self.S @ X))
+        return self.dense @ X
+
+    def sparse_matvec(self, idx, w):
+        """A x for x with weights ``w`` on words ``idx``; on S only the documents holding one of
+        those words are touched."""
+        if self.S is None:
+            return self.dense[:, idx] @ w
+        from spca_cli.kernels.tpower import gram_sparse_matvec
+
+        S, C = self.S, self._documents_by_word()
+        return gram_sparse_matvec(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data,
+                                  idx, w, self.n, S.shape[0])
+
+    def submatrix(self, idx):
+        """A[idx, idx] (not symmetrised); on S one pass over the documents of those words."""
+        if self.S is None:
+            return self.dense[np.ix_(idx, idx)].copy()
+        from spca_cli.kernels.tpower import gram_submatrix
+
+        C = self._documents_by_word()
+        return gram_submatrix(C.indptr, C.indices, C.data, idx, C.shape[0])
+
+    def columns(self, idx):
+        """A[:, idx], shape (n, len(idx)).
+
+        On A = S^T S each column is S^T S[:, j]: one pass over the documents that hold word j
+        (numba kernel), never a product with all of S. Columns are cached for every view of
+        this A (the certificate of each component asks for nearly the same words again), up to
+        _COLUMN_CACHE_BYTES.
+        """
+        if self.S is None:
+            return self.dense[:, idx].copy()
+        from spca_cli.kernels.tpower import gram_columns
+
+        cache = self._columns
+        missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
+        if missing.size:
+            S, C = self.S, self._documents_by_word()
+            block = gram_columns(S.indptr, S.indices, S.data, C.indptr, C.indices, C.data,
+                                 missing, self.n)
+            room = _COLUMN_CACHE_BYTES // (8 * self.n) - len(cache)
+            if room < missing.size:
+                fresh = dict(zip(missing.tolist(), block))
+                return np.column_stack([cache[j] if j in cache else fresh[j]
+                                        for j in idx.tolist()])
+            cache.update(zip(missing.tolist(), block))
+        if idx.size == 0:
+            return np.zeros((self.n, 0))
+        return np.column_stack([cache[j] for j in idx.tolist()])
+
+    def is_nonnegative(self):
+        """True when every entry of A is >= 0: S >= 0 gives S^T S >= 0."""
+        if self.S is not None:
+            return bool(self.S.data.size == 0 or self.S.data.min() >= 0)
+        return bool(self.dense.min() >= 0)

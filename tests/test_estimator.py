@@ -1,0 +1,105 @@
+"""SparseTopics, the scikit-learn style estimator: parameters, fitting on texts and on a
+document-word matrix, and the same topics as ``spca topics`` on the same input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from sklearn.base import clone
+
+import spca_cli
+from spca_cli.cli import cli
+from spca_cli.corpus import load_input
+from spca_cli.errors import SpcaParameterError
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXTS = ROOT / "data_samples" / "titles.kos-sample.txt"  # a line of words per KOS post
+KOS = ROOT / "data_samples" / "docword.kos-sample.txt.gz"
+
+
+def lines():
+    return TEXTS.read_text(encoding="utf-8").splitlines()
+
+
+def test_public_api_and_shared_defaults():
+    model = spca_cli.SparseTopics()
+    params = model.get_params()
+    assert params["k"] == 10 and params["n_components"] == 5 and params["solver"] == "auto"
+    import inspect
+    run = inspect.signature(spca_cli.run_topics).parameters
+    assert run["n_components"].default == 5 and run["k"].default == 10
+
+
+def test_clone_and_set_params():
+    model = spca_cli.SparseTopics(k=4, n_components=2, solver="tpower",
+                                  solver_options={"max_iter": 50})
+    copy = clone(model)
+    assert copy is not model and copy.get_params() == model.get_params()
+    copy.set_params(k=3, solver="greedy", solver_options=None)
+    assert (copy.k, copy.solver, model.k, model.solver) == (3, "greedy", 4, "tpower")
+
+
+def test_fit_on_texts_shapes_transform_and_exact_k():
+    texts = lines()
+    model = spca_cli.SparseTopics(k=3, n_components=2, solver="tpower").fit(texts)
+    n_words = len(model.feature_names_in_)
+    assert model.components_.shape == (2, n_words)
+    assert ((model.components_ != 0).sum(axis=1) == 3).all()
+    np.testing.assert_allclose(np.linalg.norm(model.components_, axis=1), 1.0)
+    assert model.explained_variance_.shape == model.upper_bound_.shape == (2,)
+    assert ((model.certified_ratio_ > 0) & (model.certified_ratio_ <= 1 + 1e-9)).all()
+    assert model.get_feature_names_out().tolist() == ["topic0", "topic1"]
+    scores = model.transform(texts)
+    assert scores.shape == (len(texts), 2)
+    # a document's score is the sum of its topic words' weights (binary weighting)
+    corpus = load_input(str(TEXTS))
+    np.testing.assert_allclose(scores, corpus.S @ model.components_.T, atol=1e-12)
+    np.testing.assert_allclose(model.fit_transform(texts), scores)
+
+
+def test_fit_on_a_sparse_matrix_with_feature_names():
+    corpus = load_input(str(KOS))
+    model = spca_cli.SparseTopics(k=8, n_components=2, solver="spannogram")
+    model.fit(corpus.S, feature_names=corpus.vocabulary)
+    assert model.components_.shape == (2, corpus.S.shape[1])
+    assert ((model.components_ != 0).sum(axis=1) == 8).all()
+    assert model.topic_words()[0][:3] == ["bush", "november", "kerry"]
+    assert model.transform(corpus.S).shape == (corpus.S.shape[0], 2)
+    with pytest.raises(SpcaParameterError, match="feature_names must have one name per column"):
+        model.fit(corpus.S, feature_names=["a", "b"])
+
+
+@pytest.mark.parametrize("solver", ["spannogram", "auto"])
+def test_the_same_topics_as_spca_topics(solver, tmp_path):
+    result = CliRunner().invoke(cli, ["topics", str(TEXTS), "-k", "3", "-c", "2", "--solver",
+                                      solver, "--format", "json", "--quiet"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    model = spca_cli.SparseTopics(k=3, n_components=2, solver=solver).fit(lines())
+    assert model.topic_words() == [c["words"] for c in doc["components"]]
+    np.testing.assert_allclose(model.explained_variance_,
+                               [c["explained_variance"] for c in doc["components"]], rtol=1e-12)
+    np.testing.assert_allclose(model.upper_bound_,
+                               [c["upper_bound"] for c in doc["components"]], rtol=1e-9)
+
+
+def test_fit_on_a_pandas_text_column():
+    pd = pytest.importorskip("pandas")
+    texts = lines()
+    from_series = spca_cli.SparseTopics(k=3, n_components=2).fit(pd.Series(texts))
+    from_list = spca_cli.SparseTopics(k=3, n_components=2).fit(texts)
+    np.testing.assert_array_equal(from_series.components_, from_list.components_)
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(SpcaParameterError, match="X must be a list of texts"):
+        spca_cli.SparseTopics().fit("one string")
+    with pytest.raises(SpcaParameterError, match="not fitted yet"):
+        spca_cli.SparseTopics().transform(["a text"])
+    with pytest.raises(SpcaParameterError, match="'rnak': not an option of solver 'greedy'"):
+        spca_cli.SparseTopics(k=2, n_components=1, solver="greedy",
+                              solver_options={"rnak": 2}).fit(lines()[:200])
