@@ -2,8 +2,9 @@
 
 Three paths, chosen by ``method``:
 
-* ``"dense"``: LAPACK on the dense matrix (exact to rounding); ``"auto"`` takes it for
-  n <= ``DENSE_LIMIT``.
+* ``"dense"``: LAPACK on the dense matrix (exact to rounding), on one BLAS thread; ``"auto"``
+  takes it for n <= ``DENSE_LIMIT`` (300) words of a corpus and n <= ``DENSE_MATRIX_LIMIT``
+  (1,500) for a matrix given densely (measurements below).
 * ``"krylov"``: a block Krylov method on the implicit operator (A is never formed). Each step
   multiplies a block of a few vectors by A at once, which costs one pass over S and one over
   S^T; a Rayleigh-Ritz step on everything gathered so far picks the best approximations and
@@ -53,7 +54,21 @@ from spca_cli.errors import ConvergenceWarning
 __all__ = ["Eigen", "top_eigenpairs", "single_call_method", "low_rank_factor", "DENSE_LIMIT",
            "KRYLOV_MAX_PAIRS", "METHODS", "TOPICS_TOL"]
 
-DENSE_LIMIT = 1500
+# The dense path: LAPACK on A formed densely, on one BLAS thread. Measured on days of 1,300
+# generated tweets with 2 busy cores (load 6), 6 pairs, best / worst of 3 (seconds):
+#
+#   words                300           600           1000          1500
+#   LAPACK, 2 threads    0.04 / 1.34   0.20 / 0.29   0.48 / 5.3    2.1 / 3.9
+#   LAPACK, 1 thread     0.04 / 0.08   0.07 / 0.14   0.22 / 0.28   0.40 / 0.56
+#   block Krylov         0.03 / 0.05   0.03 / 0.03   0.02 / 0.02   0.02 / 0.02
+#
+# Two BLAS threads on busy cores spin-wait for each other (the 13-46 s days of the issue); one
+# thread is steady but still loses to the block method beyond a few hundred words. So ``auto``
+# forms a word co-occurrence matrix densely only up to DENSE_LIMIT words; a matrix given densely
+# (``.npy`` input, where forming costs nothing) keeps LAPACK, exact to rounding, up to
+# DENSE_MATRIX_LIMIT.
+DENSE_LIMIT = 300
+DENSE_MATRIX_LIMIT = 1500
 
 #: Residual tolerance (relative to theta_1 of the view) of the eigen steps of a topics run,
 #: derived from what each use needs:
@@ -190,7 +205,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     p = int(min(p, n))
     # ARPACK finds at most n - 2 pairs of an n x n matrix: more (every eigenvalue, as
     # ``spca spectrum --top`` beyond the words asks) is LAPACK's job, whatever ``method`` says
-    dense = method == "dense" or p >= n - 1 or (method == "auto" and n <= DENSE_LIMIT)
+    dense = method == "dense" or p >= n - 1 or (method == "auto" and n <= _dense_limit(A))
     S = getattr(A, "S", None)
     _check_eigen_memory(n, p, dense, 0 if S is None else S.shape[0])
     if dense:
@@ -236,17 +251,24 @@ def _check_eigen_memory(n, p, dense, documents):
                      f"{p:,} eigenpairs of a {n:,}-word matrix over {documents:,} documents")
 
 
+def _dense_limit(A):
+    """Words up to which ``auto`` takes LAPACK: more for a matrix given densely."""
+    return DENSE_LIMIT if getattr(A, "S", None) is not None else DENSE_MATRIX_LIMIT
+
+
 def single_call_method(A):
     """The fastest ``method`` for a lone call (``spca info``, ``spca spectrum``): LAPACK when small,
     else ARPACK, about twice as fast in wall time as a cold block method (which pays off only
     over the warm-started calls of a topics run)."""
-    return "dense" if A.n <= DENSE_LIMIT else "arpack"
+    return "dense" if A.n <= _dense_limit(A) else "arpack"
 
 
 def _dense(A, p):
     n = A.n
-    # eigh returns ascending eigenvalues; we keep the top p and reverse them to largest first
-    vals, vecs = scipy.linalg.eigh(A.to_dense(), subset_by_index=[n - p, n - 1])
+    # one BLAS thread: two spin-wait for each other on busy cores (table above)
+    with threadpool_limits(1, user_api="blas"):
+        # eigh returns ascending eigenvalues; we keep the top p and reverse them to largest first
+        vals, vecs = scipy.linalg.eigh(A.to_dense(), subset_by_index=[n - p, n - 1])
     vals, vecs = vals[::-1], _sign_fix(np.ascontiguousarray(vecs[:, ::-1]))
     residuals = np.linalg.norm(A.matmat(vecs) - vecs * vals, axis=0)
     return Eigen(values=np.maximum(vals, 0.0), vectors=vecs, residuals=residuals, products=0,
