@@ -31,6 +31,11 @@ near 1e-5 lambda_1 and at three to seven times ARPACK's wall time. What is ours 
 of subspace: every dense step (Cholesky QR, pivoted QR, the small symmetric eigenproblem) is
 LAPACK's, and ARPACK and LAPACK are the oracles of the tests.
 
+Clusters of near-equal eigenvalues (many equally strong topics) slow a block that ends inside
+the cluster; the block method then widens the block over the cluster rather than handing over
+to one-vector Lanczos (see ``_CLUSTER_GAP``), and ARPACK is the last resort, reported as
+``"krylov+arpack"``. A topics run asks for ``TOPICS_TOL``, the accuracy its uses need.
+
 Each eigenpair comes with its residual norm ||A v - theta v||, which the bounds module adds to
 any bound that uses an eigenvalue, so the certificates stay honest about the eigensolver's
 accuracy whichever path ran.
