@@ -23,7 +23,7 @@ from spca_cli.matrix import Gram
 from spca_cli.params import check_run
 from spca_cli.solvers import JOINT_SOLVERS, SOLVERS
 from spca_cli.solvers._base import check_int
-from spca_cli.spectrum import top_eigenpairs
+from spca_cli.spectrum import TOPICS_TOL, top_eigenpairs
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +151,8 @@ def run_topics(data, *, solver="auto", k=10, n_components=1, rank=2, deflation="
     eigen_calls = []
 
     def eigenpairs(A, p, start=None):
-        e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver)
+        e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver,
+                           tol=TOPICS_TOL)  # the accuracy its uses need (spectrum.py says why)
         eigen_calls.append(e)
         return e
 
@@ -252,8 +253,10 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         options = dict(solver_options)
         # the certificate is a property of the view and k, whatever the solver: computed here
         t = time.perf_counter()
+        # remove deflation: the last view's certificate, restricted, starts this one
         certificate = _bounds.row_certificate(
-            A, k, totals=(n_components,) if disjoint and index == 1 else ())
+            A, k, totals=(n_components,) if disjoint and index == 1 else (),
+            previous=certificate if disjoint and index > 1 else None)
         if index == 1:
             row0 = certificate.bound
         if getattr(solve, "uses_certificate", False):
