@@ -243,6 +243,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     topics = []
     disjoint = deflation == "remove"
     seconds["bounds"] = 0.0
+    certificate = None
     for index in range(1, n_components + 1):
         if index > 1:
             t = time.perf_counter()
