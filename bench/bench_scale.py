@@ -52,9 +52,15 @@ TWEETS = dict(kind="jsonl", words=50_000, words_per_document=15, topics=5, seed=
 # the NYTimes shape: ~233 distinct words per document after repeats become counts
 NYT = dict(kind="uci", words=100_000, words_per_document=248, exponent=1.0, offset=20.0,
            topics=5, topic_repeat=2.0, seed=0)
+# the second tweet generator: 20 planted topics of equal strength (each in 3% of the tweets), so
+# the spectra after the Zipf head hold a cluster of near-equal eigenvalues (issue 19)
+CLUSTERED = dict(kind="jsonl", words=50_000, words_per_document=15, topics=20, topic_rate=0.6,
+                 seed=1)
 SIZES = {
     "tweets-100k": dict(TWEETS, documents=100_000),
     "tweets-1M": dict(TWEETS, documents=1_000_000),
+    "clustered-200k": dict(CLUSTERED, documents=200_000),
+    "clustered-1M": dict(CLUSTERED, documents=1_000_000),
     "uci-30k": dict(NYT, documents=30_000),
     "uci-nyt": dict(NYT, documents=300_000),
 }

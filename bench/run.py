@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["ingest", "certificates", "spannogram", "tpower", "nonneg", "bipartite", "scale"]
+ORDER = ["ingest", "certificates", "spannogram", "tpower", "nonneg", "bipartite", "scale",
+         "targets"]
 
 
 def _modules(selected):

@@ -31,6 +31,7 @@ EXACT_ROWS = 256
 # most this many stored entries (8 bytes each) in all.
 _CS_GAIN = 1e-3
 _EXACT_ENTRIES = 1 << 25
+_COLUMN_BLOCK = 64  # exact rows formed per block when a model is built
 
 # Relative slack added to every computed row bound: a sum of k rounded nonnegative terms is
 # within k * 2^-52 of the exact sum, so (1 + 64 k eps) keeps the bound above the real number.
@@ -85,7 +86,14 @@ class RowCertificate:
     bound: "RowBound"
 
 
-def row_certificate(A, k, *, totals=()):
+# The weight iteration of the certificate stops when U(w) is within this share of
+# min_i T(w)_i / w_i, the least any further step could reach: a bound 1e-4 above the best the
+# iteration can give moves a certified ratio by at most 1e-4, and on 200,000 clustered tweets it
+# saves up to two thirds of the steps, each a pass over n x (exact rows) entries.
+CERTIFICATE_RTOL = 1e-4
+
+
+def row_certificate(A, k, *, totals=(), previous=None):
     """:func:`weighted_row_bound` of the view ``A``, with as many exact rows as it needs.
 
     It starts with :data:`EXACT_ROWS` exact rows. Pairs of words outside them are bounded by
@@ -96,12 +104,38 @@ def row_certificate(A, k, *, totals=()):
     :data:`_EXACT_ENTRIES` stored entries allow (all of them up to about 5,800 words). On the airline tweets' later topics this lifts the certified ratio from
     0.61-0.83 to 0.98-0.99; on KOS, whose counts make the diagonal steep, the first try
     already suffices.
+
+    ``previous``, the certificate of the view this one was made from by removing words (remove
+    deflation), makes the next one cheap: its model restricted to the words still active is
+    exactly this view's model with the same exact rows (A'_ij is unchanged between words both
+    still active), so no column of A is formed again, and its weights start the iteration.
+    On 200,000 clustered tweets this took a later topic's certificate from 10.5 s to 4 s at the
+    same certified ratio (1.0). Any weights and any exact rows give a valid bound; this only
+    changes how much work finds a tight one.
     """
-    rows, weights = EXACT_ROWS, None
+    rows, weights, model = EXACT_ROWS, None, None
+    escalated = False
+    if previous is not None and getattr(A, "X", None) is None:
+        old = previous.model
+        keep = A.active()[old.words] & (A.diagonal()[old.words] > 0)
+        model = old.restrict(keep)
+        rows = max(rows, model.hrow.size)
+        escalated = old.hrow.size > EXACT_ROWS  # its rows were chosen for this vocabulary
+        if escalated:
+            # warm weights only on the full set of exact rows: from a narrow model's weights
+            # the iteration settled on a row of H (23,707 against 23,451 from a cold start on
+            # a clustered topic) where the test below sees no reason to add rows
+            weights = previous.bound.weights[keep]
+    prior = None
     while True:
-        model = RowModel.of(A, exact_rows=rows)  # the same words each time, more exact rows
-        result = weighted_row_bound(model, k, totals=totals, start=weights)
-        if model.is_exact or model.size * rows >= _EXACT_ENTRIES:
+        if model is None:
+            model = RowModel.of(A, exact_rows=rows)
+        start = None
+        if weights is not None:
+            start = weights if prior is None else np.interp(model.words, prior.words, weights)
+        result = weighted_row_bound(model, k, totals=totals, start=start,
+                                    rtol=CERTIFICATE_RTOL)
+        if model.is_exact or escalated or model.size * rows >= _EXACT_ENTRIES:
             break
         # with the Cauchy-Schwarz pairs taken as 0 the same weights give a lower estimate of
         # what exact rows could reach; when it is close, more exact rows cannot help
@@ -110,8 +144,9 @@ def row_certificate(A, k, *, totals=()):
                                / w))
         if without >= result.value * (1.0 - _CS_GAIN):
             break
-        weights = result.weights
+        prior, weights = model, result.weights
         rows = min(model.size, max(rows, _EXACT_ENTRIES // model.size))
+        model, escalated = None, True
     return RowCertificate(model, result)
 
 
@@ -191,10 +226,17 @@ class RowModel:
         diag = diag_all[words]
         h = min(words.size, int(exact_rows))
         in_h = np.sort(np.argsort(-diag, kind="stable")[:h])
-        cols = np.abs(A.columns(words[in_h]))[words]  # (m, h)
+        CT = np.empty((h, words.size))
+        # the (n, h) columns and their copies never exist at once (at 50,000 words and 700
+        # exact rows each copy is 280 MB); without projections one column at a time, which
+        # reads and writes contiguous memory (a block's transpose took most of the time)
+        block = 1 if getattr(A, "X", None) is None else _COLUMN_BLOCK
+        for lo in range(0, h, block):
+            part = words[in_h[lo:lo + block]]
+            CT[lo:lo + part.size] = np.abs(A.columns(part)[words]).T
         hpos = np.full(words.size, -1, dtype=np.int64)
         hpos[in_h] = np.arange(h)
-        return cls(words, diag, np.ascontiguousarray(cols.T), hpos, in_h.astype(np.int64))
+        return cls(words, diag, CT, hpos, in_h.astype(np.int64))
 
     @property
     def size(self):

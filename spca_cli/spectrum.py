@@ -2,8 +2,9 @@
 
 Three paths, chosen by ``method``:
 
-* ``"dense"``: LAPACK on the dense matrix (exact to rounding); ``"auto"`` takes it for
-  n <= ``DENSE_LIMIT``.
+* ``"dense"``: LAPACK on the dense matrix (exact to rounding), on one BLAS thread; ``"auto"``
+  takes it for n <= ``DENSE_LIMIT`` (300) words of a corpus and n <= ``DENSE_MATRIX_LIMIT``
+  (1,500) for a matrix given densely (measurements below).
 * ``"krylov"``: a block Krylov method on the implicit operator (A is never formed). Each step
   multiplies a block of a few vectors by A at once, which costs one pass over S and one over
   S^T; a Rayleigh-Ritz step on everything gathered so far picks the best approximations and
@@ -30,6 +31,11 @@ near 1e-5 lambda_1 and at three to seven times ARPACK's wall time. What is ours 
 of subspace: every dense step (Cholesky QR, pivoted QR, the small symmetric eigenproblem) is
 LAPACK's, and ARPACK and LAPACK are the oracles of the tests.
 
+Clusters of near-equal eigenvalues (many equally strong topics) slow a block that ends inside
+the cluster; the block method then widens the block over the cluster rather than handing over
+to one-vector Lanczos (see ``_CLUSTER_GAP``), and ARPACK is the last resort, reported as
+``"krylov+arpack"``. A topics run asks for ``TOPICS_TOL``, the accuracy its uses need.
+
 Each eigenpair comes with its residual norm ||A v - theta v||, which the bounds module adds to
 any bound that uses an eigenvalue, so the certificates stay honest about the eigensolver's
 accuracy whichever path ran.
@@ -51,14 +57,61 @@ from threadpoolctl import threadpool_limits
 from spca_cli.errors import ConvergenceWarning
 
 __all__ = ["Eigen", "top_eigenpairs", "single_call_method", "low_rank_factor", "DENSE_LIMIT",
-           "KRYLOV_MAX_PAIRS", "METHODS"]
+           "KRYLOV_MAX_PAIRS", "METHODS", "TOPICS_TOL"]
 
-DENSE_LIMIT = 1500
+# The dense path: LAPACK on A formed densely, on one BLAS thread. Measured on days of 1,300
+# generated tweets with 2 busy cores (load 6), 6 pairs, best / worst of 3 (seconds):
+#
+#   words                300           600           1000          1500
+#   LAPACK, 2 threads    0.04 / 1.34   0.20 / 0.29   0.48 / 5.3    2.1 / 3.9
+#   LAPACK, 1 thread     0.04 / 0.08   0.07 / 0.14   0.22 / 0.28   0.40 / 0.56
+#   block Krylov         0.03 / 0.05   0.03 / 0.03   0.02 / 0.02   0.02 / 0.02
+#
+# Two BLAS threads on busy cores spin-wait for each other (the 13-46 s days of the issue); one
+# thread is steady but still loses to the block method beyond a few hundred words. So ``auto``
+# forms a word co-occurrence matrix densely only up to DENSE_LIMIT words; a matrix given densely
+# (``.npy`` input, where forming costs nothing) keeps LAPACK, exact to rounding, up to
+# DENSE_MATRIX_LIMIT.
+DENSE_LIMIT = 300
+DENSE_MATRIX_LIMIT = 1500
+
+#: Residual tolerance (relative to theta_1 of the view) of the eigen steps of a topics run,
+#: derived from what each use needs:
+#:
+#: * the solvers (spannogram, nonneg, bipartite, threshold and tpower's start) use the leading
+#:   subspace only to generate candidate supports; every candidate is scored on A' itself, so
+#:   an eigenvector error never enters a reported value, it can only change which supports are
+#:   tried;
+#: * the bounds that use eigenvalues add the residuals: lambda_1 + r_1, Ky Fan's sum + its r_i,
+#:   rank-1 + lambda_2 + r_2 + 2 r_1, the spannogram's OPT_d + lambda_{d+1} + r_{d+1} + 2 sum r_i;
+#:   with r_i <= tol theta_1 each moves by at most (2d + 1) tol theta_1, i.e. 5e-5 theta_1 at
+#:   rank 2: below the four digits a certified ratio is shown with;
+#: * the weighted row bound, the tightest certificate on co-occurrence matrices, uses no
+#:   eigenvalue at all;
+#: * the reported eigenvalues are Ritz values, within r^2 / gap of the true ones (1e-10 theta_1
+#:   at a 10% gap).
+#:
+#: ``spca info`` and ``spca spectrum`` report eigenvalues themselves and keep the default 1e-8.
+#: On 200,000 tweets with 20 equally strong topics 1e-5 needs 18-34 sparse products per call
+#: where 1e-8 needs 26-76 (without widening; the wide block of a cluster needs fewer).
+TOPICS_TOL = 1e-5
 KRYLOV_MAX_PAIRS = 12
 METHODS = ("auto", "dense", "krylov", "arpack")
 _EXTRA = 3  # block width beyond the p pairs asked for: clusters of eigenvalues converge together
 _MAX_BLOCKS = 6  # basis size, in blocks, before a thick restart
-_MAX_PRODUCTS = 60  # block products before the block method hands over to ARPACK
+_MAX_PRODUCTS = 45  # block products (90 sparse ones) before the block method hands over to ARPACK
+# A wanted pair converges at a rate set by the gap between theta_p and the first eigenvalue the
+# block does not hold. When the residuals' rate of decrease says the block will not converge
+# within _PATIENCE products, the block is widened to hold every Ritz value within _CLUSTER_GAP
+# (relative) of theta_p plus _EXTRA (a cluster then converges as one invariant subspace), up to
+# _MAX_WIDTH columns (memory: a product makes an n_documents x width array). Widening only on
+# slow progress, not on sight of a cluster: a product costs about width times a one-column one
+# (measured), so on 200,000 clustered tweets a narrow block that needs 34 sparse products was
+# faster than a 27-wide one that needs 22; the wide block is for clusters that would stall.
+_CLUSTER_GAP = 0.15
+_MAX_WIDTH = 32
+_PATIENCE = 16
+_SETTLED = 1e-2  # theta_p must move less than this (relative) in a step before it drives widening
 _MIN_NCV = 20  # ARPACK's Lanczos basis size: its default 2p + 1 restarts too often for p <= 6
 
 
@@ -79,10 +132,15 @@ class Eigen:
         one sparse product with S and one with S^T, whatever the block's width; ARPACK's
         products are with single vectors.
     method : str
-        The path that produced the pairs: ``"dense"``, ``"krylov"`` or ``"arpack"``.
+        The path that produced the pairs: ``"dense"``, ``"krylov"``, ``"arpack"``, or
+        ``"krylov+arpack"`` when the block method ran out of products and ARPACK finished
+        (``products`` counts both).
     basis : ndarray of shape (n, b) or None
         A few more Ritz vectors than ``vectors``: pass them as ``start`` to the next call on a
         deflated view of the same A.
+    block_width : int
+        The widest block the block method used (p + 3, more when it widened over a cluster of
+        eigenvalues); 0 for the dense path and ARPACK alone.
     """
 
     values: np.ndarray
@@ -91,6 +149,7 @@ class Eigen:
     products: int = 0
     method: str = "dense"
     basis: np.ndarray | None = None
+    block_width: int = 0
 
     def value(self, i):
         """lambda_{i+1} (0-based i), or 0.0 beyond what was computed and beyond n."""
@@ -151,7 +210,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     p = int(min(p, n))
     # ARPACK finds at most n - 2 pairs of an n x n matrix: more (every eigenvalue, as
     # ``spca spectrum --top`` beyond the words asks) is LAPACK's job, whatever ``method`` says
-    dense = method == "dense" or p >= n - 1 or (method == "auto" and n <= DENSE_LIMIT)
+    dense = method == "dense" or p >= n - 1 or (method == "auto" and n <= _dense_limit(A))
     S = getattr(A, "S", None)
     _check_eigen_memory(n, p, dense, 0 if S is None else S.shape[0])
     if dense:
@@ -169,14 +228,16 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     # thread: two threads gain nothing at this size, and on a busy machine their spin-waits
     # made a 100 x 100 eigh take 0.1 s instead of 1 ms
     with threadpool_limits(1, user_api="blas"):
-        vals, vecs, residuals, products, ritz, done = _block_krylov(A.matmat, n, p, rng=rng,
-                                                                    tol=tol, start=start)
+        vals, vecs, residuals, products, ritz, done, width = _block_krylov(
+            A.matmat, n, p, rng=rng, tol=tol, start=start)
     if not done:
-        # rare (no gap after lambda_p within the budget): the library's Lanczos takes over
+        # the last resort (no gap after lambda_p even with the widest block): the library's
+        # Lanczos takes over, and the method says so ("krylov+arpack")
         fallback = _arpack(A, p, rng, tol)
-        return dataclasses.replace(fallback, products=products + fallback.products)
+        return dataclasses.replace(fallback, products=products + fallback.products,
+                                   method="krylov+arpack", block_width=width)
     return Eigen(values=np.maximum(vals, 0.0), vectors=_sign_fix(vecs), residuals=residuals,
-                 products=products, method="krylov", basis=ritz)
+                 products=products, method="krylov", basis=ritz, block_width=width)
 
 
 def _check_eigen_memory(n, p, dense, documents):
@@ -195,23 +256,31 @@ def _check_eigen_memory(n, p, dense, documents):
                      f"{p:,} eigenpairs of a {n:,}-word matrix over {documents:,} documents")
 
 
+def _dense_limit(A):
+    """Words up to which ``auto`` takes LAPACK: more for a matrix given densely."""
+    return DENSE_LIMIT if getattr(A, "S", None) is not None else DENSE_MATRIX_LIMIT
+
+
 def single_call_method(A):
     """The fastest ``method`` for a lone call (``spca info``, ``spca spectrum``): LAPACK when small,
     else ARPACK, about twice as fast in wall time as a cold block method (which pays off only
     over the warm-started calls of a topics run)."""
-    return "dense" if A.n <= DENSE_LIMIT else "arpack"
+    return "dense" if A.n <= _dense_limit(A) else "arpack"
 
 
 def _dense(A, p):
     n = A.n
-    # eigh returns ascending eigenvalues; we keep the top p and reverse them to largest first
-    dense = A.to_dense()
-    vals, vecs = scipy.linalg.eigh(dense, subset_by_index=[n - p, n - 1])
-    if vals.size < p:
-        # LAPACK's subset driver can return fewer pairs than asked when the eigenvalue is
-        # repeated (I + 0.01 J: 1.3 and 1 29 times gave 2 of 4); the full decomposition cannot
-        vals, vecs = scipy.linalg.eigh(dense, driver="evd")
-        vals, vecs = vals[n - p:], vecs[:, n - p:]
+    # one BLAS thread: two spin-wait for each other on busy cores (table above)
+    with threadpool_limits(1, user_api="blas"):
+        # eigh returns ascending eigenvalues; we keep the top p and reverse them to largest first
+        dense = A.to_dense()
+        vals, vecs = scipy.linalg.eigh(dense, subset_by_index=[n - p, n - 1])
+        if vals.size < p:
+            # LAPACK's subset driver can return fewer pairs than asked when the eigenvalue is
+            # repeated (I + 0.01 J: 1.3 and 1 29 times gave 2 of 4); the full decomposition
+            # cannot
+            vals, vecs = scipy.linalg.eigh(dense, driver="evd")
+            vals, vecs = vals[n - p:], vecs[:, n - p:]
     vals, vecs = vals[::-1], _sign_fix(np.ascontiguousarray(vecs[:, ::-1]))
     residuals = np.linalg.norm(A.matmat(vecs) - vecs * vals, axis=0)
     return Eigen(values=np.maximum(vals, 0.0), vectors=vecs, residuals=residuals, products=0,
@@ -290,7 +359,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     (n, b) to start the next call from, converged).
     """
     b = min(n, p + _EXTRA)  # a few more than asked: clusters converge together
-    max_cols = min(n, max(_MAX_BLOCKS * b, 4 * b))
+    if start is not None:
+        # a warm start from a call that widened over a cluster: the deflated view has the same
+        # cluster (minus a pair), so start as wide
+        b = int(min(n, _MAX_WIDTH, max(b, start.shape[1])))
+    max_cols = _basis_limit(n, b)
     W = rng.standard_normal((n, b))
     if start is not None and start.shape[1]:
         # the warm block always gets ``_EXTRA`` random columns on top: old Ritz vectors alone
@@ -310,6 +383,9 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     products = 0
     scale = 0.0
     done = False
+    last_theta_p = None
+    widened = b
+    history = []  # the worst wanted residual after each product
     while True:
         Z = matmat(W)
         products += 1
@@ -333,6 +409,25 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         done = bool(np.all(res[:p] <= tol * scale))
         if done or products >= _MAX_PRODUCTS:
             break
+        theta_p = theta[min(p, len(theta)) - 1]
+        settled = last_theta_p is not None and abs(theta_p - last_theta_p) <= _SETTLED * scale
+        last_theta_p = theta_p
+        history.append(float(np.max(res[:p])))
+        slow = settled and _projected_products(history, tol * scale) > _PATIENCE
+        wide = _cluster_width(theta, p, b, n) if slow else b
+        if wide > b:
+            # the wanted pairs sit in a cluster: hold all of it in the block from now on
+            b = wide
+            widened = max(widened, b)
+            max_cols = _basis_limit(n, b)
+            if max_cols + b > Qbuf.shape[1]:
+                Qbuf, AQbuf = _grown(Qbuf, c, max_cols + b), _grown(AQbuf, c, max_cols + b)
+                Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
+            q = min(b, len(theta))
+            Yb = np.ascontiguousarray(Y[:, :q])
+            V = Q @ Yb
+            R = AQ @ Yb - V * theta[:q]
+            res = np.linalg.norm(R, axis=0)
         if c + b > max_cols:
             keep = min(2 * b, len(theta))
             Yk = np.ascontiguousarray(Y[:, :keep])
@@ -343,13 +438,54 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         # converged wanted pairs are locked: their residuals would only add noise and width
         live = np.ones(q, dtype=bool)
         live[:p] = res[:p] > tol * scale
-        W = _orthonormal(R[:, live], Q, scale)
+        fresh = R[:, live]
+        if q < b:  # a block just widened beyond the basis: random columns for the rest
+            fresh = np.column_stack([fresh, rng.standard_normal((n, b - q))])
+        W = _orthonormal(fresh, Q, scale)
         if W.shape[1] == 0 or c >= n:
             # the basis holds an invariant subspace: the Ritz pairs are exact up to their
             # residuals, which are reported whatever they are
             done = True
             break
-    return theta[:p], np.ascontiguousarray(V[:, :p]), res[:p], products, V, done
+    return theta[:p], np.ascontiguousarray(V[:, :p]), res[:p], products, V, done, widened
+
+
+def _basis_limit(n, b):
+    return min(n, max(_MAX_BLOCKS * b, 4 * b))
+
+
+def _grown(buf, used, width):
+    """A wider Fortran-order copy of ``buf`` holding its first ``used`` columns."""
+    out = np.empty((buf.shape[0], width), order="F")
+    out[:, :used] = buf[:, :used]
+    return out
+
+
+def _projected_products(history, target, steps=3):
+    """Block products in all to bring the last residual of ``history`` (one per product) down to
+    ``target``, at the mean rate of decrease over the last ``steps`` products (inf if none)."""
+    if len(history) <= steps:
+        return 0.0
+    now, before = history[-1], history[-1 - steps]
+    if now <= target:
+        return float(len(history))
+    if now >= before or now <= 0:
+        return np.inf
+    rate = np.log(now / before) / steps  # < 0
+    return len(history) + np.log(target / now) / rate
+
+
+def _cluster_width(theta, p, b, n):
+    """The block width that holds every Ritz value within ``_CLUSTER_GAP`` of theta_p, plus
+    ``_EXTRA`` (never less than ``b``, at most ``_MAX_WIDTH`` and n).
+
+    When the whole basis lies within the gap the cluster's end is not in sight yet: the block
+    then grows to the basis size plus ``_EXTRA`` and is judged again after the next product.
+    """
+    if len(theta) < p or theta[p - 1] <= 0:
+        return b
+    inside = int(np.count_nonzero(theta >= (1.0 - _CLUSTER_GAP) * theta[p - 1]))
+    return int(min(n, _MAX_WIDTH, max(b, inside + _EXTRA)))
 
 
 def low_rank_factor(eigen, d):

@@ -23,7 +23,7 @@ from spca_cli.matrix import Gram
 from spca_cli.params import check_run
 from spca_cli.solvers.registry import REGISTRY, solver_spec
 from spca_cli.solvers._base import check_int
-from spca_cli.spectrum import top_eigenpairs
+from spca_cli.spectrum import TOPICS_TOL, top_eigenpairs
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +154,8 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     eigen_calls = []
 
     def eigenpairs(A, p, start=None):
-        e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver)
+        e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver,
+                           tol=TOPICS_TOL)  # the accuracy its uses need (spectrum.py says why)
         eigen_calls.append(e)
         return e
 
@@ -245,6 +246,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     topics = []
     disjoint = deflation == "remove"
     seconds["bounds"] = 0.0
+    certificate = None
     for index in range(1, n_components + 1):
         if index > 1:
             t = time.perf_counter()
@@ -254,8 +256,10 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             seconds["eigen"] += time.perf_counter() - t
         # the certificate is a property of the view and k, whatever the solver: computed here
         t = time.perf_counter()
+        # remove deflation: the last view's certificate, restricted, starts this one
         certificate = _bounds.row_certificate(
-            A, k, totals=(n_components,) if disjoint and index == 1 else ())
+            A, k, totals=(n_components,) if disjoint and index == 1 else (),
+            previous=certificate if disjoint and index > 1 else None)
         if index == 1:
             row0 = certificate.bound
         seconds["bounds"] += time.perf_counter() - t
