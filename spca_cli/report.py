@@ -41,8 +41,12 @@ def to_dict(result):
         }
         if "apriori_ratio" in t.info:
             item["apriori_ratio"] = _round(t.info["apriori_ratio"])
+        solver_info = {key: v for key, v in t.info.items() if key != "apriori_ratio"}
+        if t.exact is not None:
+            solver_info["exact"] = t.exact
+        solver_info["time_limited"] = t.time_limited
         item["solver_info"] = {key: (_round(v) if isinstance(v, float) else v)
-                               for key, v in t.info.items() if key != "apriori_ratio"}
+                               for key, v in solver_info.items()}
         components.append(item)
     doc = {
         "solver": result.solver,
@@ -53,10 +57,9 @@ def to_dict(result):
         "total_explained_variance": _round(result.total_explained_variance),
     }
     if result.total_bound is not None:
-        ub, source, ratio = result.total_bound
-        doc["total_upper_bound"] = _round(ub)
-        doc["total_bound_source"] = source
-        doc["total_certified_ratio"] = _round(ratio)
+        doc["total_upper_bound"] = _round(result.total_bound.value)
+        doc["total_bound_source"] = result.total_bound.source
+        doc["total_certified_ratio"] = _round(result.total_bound.certified_ratio)
     if result.eigensolver:
         doc["eigensolver"] = {key: (_round(v) if isinstance(v, float) else v)
                               for key, v in result.eigensolver.items()}

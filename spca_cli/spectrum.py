@@ -115,6 +115,10 @@ _SETTLED = 1e-2  # theta_p must move less than this (relative) in a step before 
 _MIN_NCV = 20  # ARPACK's Lanczos basis size: its default 2p + 1 restarts too often for p <= 6
 
 
+#: Eigenvalues below this fraction of lambda_1 are zero for every rank-d method (d <= this count).
+RANK_RTOL = 1e-10
+
+
 @dataclass(frozen=True)
 class Eigen:
     """The ``p`` leading eigenpairs of a symmetric PSD operator.
@@ -154,6 +158,14 @@ class Eigen:
     def value(self, i):
         """lambda_{i+1} (0-based i), or 0.0 beyond what was computed and beyond n."""
         return float(self.values[i]) if i < len(self.values) else 0.0
+
+    def effective_rank(self, rank):
+        """The rank d <= ``rank`` a low-rank solver can use: the eigenvalues above
+        ``RANK_RTOL`` lambda_1 (zero eigenvalues add nothing to A_d but make it degenerate)."""
+        lam1 = self.value(0)
+        if lam1 <= 0:
+            return 0
+        return int(np.sum(self.values[:min(rank, len(self.values))] > RANK_RTOL * lam1))
 
     @property
     def sparse_products(self):

@@ -27,7 +27,7 @@ from spca_cli.spectrum import TOPICS_TOL, top_eigenpairs
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Topic", "TopicsResult", "run_topics", "DEFLATIONS", "DEFAULTS"]
+__all__ = ["Topic", "TopicsResult", "TotalBound", "run_topics", "DEFLATIONS", "DEFAULTS"]
 
 DEFLATIONS = ("remove", "projection")
 
@@ -36,9 +36,20 @@ DEFAULTS = {"solver": "auto", "k": 10, "n_components": 5, "rank": 2, "deflation"
             "random_state": 0}
 
 
+@dataclass(frozen=True)
+class TotalBound:
+    """An upper bound on the total explained variance of disjoint topics (SPEC's
+    ``total_upper_bound``, ``total_bound_source``, ``total_certified_ratio``)."""
+
+    value: float
+    source: str
+    certified_ratio: float
+
+
 @dataclass
 class Topic:
-    """One reported component (a topic)."""
+    """One reported component (a topic); ``exact``, ``time_limited`` and ``info`` are its
+    solver's (:class:`~spca_cli.solvers._base.SolverOutput`)."""
 
     index: int
     indices: np.ndarray
@@ -51,6 +62,8 @@ class Topic:
     bound_source: str
     certified_ratio: float
     problem_value: float
+    exact: bool | None = None
+    time_limited: bool = False
     info: dict = field(default_factory=dict)
 
 
@@ -63,7 +76,7 @@ class TopicsResult:
     components: list
     total_explained_variance: float
     seconds: dict
-    total_bound: tuple | None = None
+    total_bound: TotalBound | None = None
     notes: list = field(default_factory=list)
     eigensolver: dict = field(default_factory=dict)
 
@@ -164,45 +177,23 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     seconds["eigen"] = time.perf_counter() - t
     seconds["solve"] = 0.0
     lam = eigen0.values
-    notes = []
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if joint:
-            topics, total_bound = _run_joint(
-                solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,
+            found, total_list, solver_notes = _run_joint(
+                solver, A0, eigen0, k, n_components, rank, random_state, time_limit,
                 solver_options, seconds)
         else:
-            topics, total_bound = _run_deflation(
+            found, total_list = _run_deflation(
                 solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
                 time_limit, solver_options, seconds, eigenpairs)
-    for w in caught:
-        notes.append(str(w.message))
+            solver_notes = _solver_notes(solver, found)
+    notes = [str(w.message) for w in caught] + solver_notes
+    topics = _topics(found, A0, labels, lam)
+    total_bound = None if total_list is None else _total_bound(topics, total_list)
 
-    for topic in topics:
-        # timings vary run to run; they belong in ``seconds``, so that the rest of the JSON is
-        # byte-identical for the same seed
-        topic.info.pop("seconds", None)
-        rate = topic.info.pop("samples_per_second", None)
-        if rate is not None:
-            seconds["samples_per_second"] = rate
-
-    cumulative, lam_sum = 0.0, 0.0
-    for i, topic in enumerate(topics):
-        lam_i = float(lam[i]) if i < len(lam) else 0.0
-        topic.variance_ratio = topic.explained_variance / lam_i if lam_i > 0 else 0.0
-        cumulative += topic.explained_variance
-        lam_sum += lam_i
-        topic.cumulative_ratio = cumulative / lam_sum if lam_sum > 0 else 0.0
-        said = any("time limit" in note for note in notes)  # the solver warned already
-        if topic.info.get("time_limited") and not said:
-            which = "all components" if joint else f"component {topic.index}"
-            exact_on = REGISTRY[solver].exact_on
-            exactness = f" and not certified exact on {exact_on}" if exact_on else ""
-            notes.append(f"{which}: {solver} stopped at --time-limit; the result is the best "
-                         f"found so far{exactness}")
-
-    notes = list(dict.fromkeys(notes))  # a joint solver's note is shared by its components
+    notes = list(dict.fromkeys(notes))  # the same warning from several components: once
     params = {"k": k, "components": n_components, "rank": rank,
               "deflation": None if joint else deflation, "seed": random_state}
     if time_limit is not None:
@@ -228,22 +219,53 @@ def _eigensolver_summary(calls):
             "max_relative_residual": worst}
 
 
-def _make_topic(index, A0, out, labels, bound_list, *, problem_value=None):
-    value = out.value if problem_value is None else problem_value
-    ub, source = _bounds.tightest(bound_list)
-    explained = A0.sparse_quadratic(out.indices, out.weights)
-    return Topic(index=index, indices=out.indices, words=[str(labels[i]) for i in out.indices],
-                 weights=out.weights, explained_variance=explained, variance_ratio=0.0,
-                 cumulative_ratio=0.0, upper_bound=ub, bound_source=source,
-                 certified_ratio=_bounds.certified_ratio(value, ub), problem_value=value,
-                 info=out.info)
+def _topics(found, A0, labels, lam):
+    """The reported topics: each solver output measured on the original A, with its tightest
+    bound and its share of the i-th eigenvalue (alone and with the topics before it)."""
+    topics, cumulative, lam_sum = [], 0.0, 0.0
+    for index, (out, bound_list) in enumerate(found, start=1):
+        explained = A0.sparse_quadratic(out.indices, out.weights)
+        lam_i = float(lam[index - 1]) if index - 1 < len(lam) else 0.0
+        cumulative += explained
+        lam_sum += lam_i
+        ub, source = _bounds.tightest(bound_list)
+        topics.append(Topic(
+            index=index, indices=out.indices, words=[str(labels[i]) for i in out.indices],
+            weights=out.weights, explained_variance=explained,
+            variance_ratio=explained / lam_i if lam_i > 0 else 0.0,
+            cumulative_ratio=cumulative / lam_sum if lam_sum > 0 else 0.0,
+            upper_bound=ub, bound_source=source,
+            certified_ratio=_bounds.certified_ratio(out.value, ub), problem_value=out.value,
+            exact=out.exact, time_limited=out.time_limited, info=out.info))
+    return topics
+
+
+def _time_limit_note(solver, which):
+    exact_on = REGISTRY[solver].exact_on
+    exactness = f" and not certified exact on {exact_on}" if exact_on else ""
+    return (f"{which}: {solver} stopped at --time-limit; the result is the best found so "
+            f"far{exactness}")
+
+
+def _solver_notes(solver, found):
+    """Each component's notes; a time-limited one that said nothing gets the generic note."""
+    notes = []
+    for index, (out, _) in enumerate(found, start=1):
+        notes += out.notes
+        if out.time_limited and not out.notes:
+            notes.append(_time_limit_note(solver, f"component {index}"))
+    return notes
 
 
 def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
                    time_limit, solver_options, seconds, eigenpairs):
+    """One component at a time, deflating A between them.
+
+    Returns [(SolverOutput, its bound list)] and the total bound list (None unless the
+    supports are disjoint)."""
     spec = REGISTRY[solver]
     A, eigen = A0, eigen0
-    topics = []
+    found = []
     disjoint = deflation == "remove"
     seconds["bounds"] = 0.0
     certificate = None
@@ -269,10 +291,10 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         out = spec.run(A, k, available, solver_options)
         seconds["solve"] += time.perf_counter() - t
         t = time.perf_counter()
-        bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound) + list(out.bounds)
+        found.append((out, _bounds.single_bounds(A, k, eigen, row=certificate.bound)
+                      + list(out.bounds)))
         seconds["bounds"] += time.perf_counter() - t
-        topics.append(_make_topic(index, A0, out, labels, bound_list))
-        logger.info("component %d: %s", index, " ".join(topics[-1].words))
+        logger.info("component %d: %s", index, " ".join(str(labels[i]) for i in out.indices))
         if index < n_components:
             if deflation == "remove":
                 A = A.remove(out.indices)
@@ -281,33 +303,39 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
                 x[out.indices] = out.weights
                 A = A.project_out(x)
     if not disjoint:
-        return topics, None
+        return found, None
     # disjoint supports (remove deflation): the same total bounds as for a joint solver
-    return topics, _total_bound(topics, _bounds.total_bounds(A0, k, n_components, eigen0,
-                                                             row=row0))
+    return found, _bounds.total_bounds(A0, k, n_components, eigen0, row=row0)
 
 
 def _total_bound(topics, bound_list):
     ub, source = _bounds.tightest(bound_list)
     total = float(sum(t.explained_variance for t in topics))
-    return ub, source, _bounds.certified_ratio(total, ub)
+    return TotalBound(ub, source, _bounds.certified_ratio(total, ub))
 
 
-def _run_joint(solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,
+def _run_joint(solver, A0, eigen0, k, n_components, rank, random_state, time_limit,
                solver_options, seconds):
+    """All components at once. Returns [(SolverOutput, its bound list)], the total bound list
+    and the solver's notes."""
     t = time.perf_counter()
     available = {"eigen": eigen0, "rank": rank, "random_state": random_state,
                  "time_limit": time_limit}
     joint = REGISTRY[solver].run_joint(A0, k, n_components, available, solver_options)
     seconds["solve"] += time.perf_counter() - t
+    if "samples" in joint.info and seconds["solve"] > 0:
+        seconds["samples_per_second"] = joint.info["samples"] / seconds["solve"]
     t = time.perf_counter()
     row0 = _bounds.row_certificate(A0, k, totals=(n_components,)).bound
     single = _bounds.single_bounds(A0, k, eigen0, row=row0)
     seconds["bounds"] = time.perf_counter() - t
-    topics = []
-    for index, out in enumerate(joint.components, start=1):
+    found = []
+    for out in joint.components:
         out.info = {**joint.info, **out.info}
-        topics.append(_make_topic(index, A0, out, labels, single))
-    total_list = (_bounds.total_bounds(A0, k, n_components, eigen0, row=row0)
-                  + list(joint.bounds))
-    return topics, _total_bound(topics, total_list)
+        out.time_limited = joint.time_limited
+        found.append((out, single))
+    notes = list(joint.notes)
+    if joint.time_limited and not notes:
+        notes.append(_time_limit_note(solver, "all components"))
+    return (found, _bounds.total_bounds(A0, k, n_components, eigen0, row=row0) + list(joint.bounds),
+            notes)

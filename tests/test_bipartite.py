@@ -195,8 +195,7 @@ def test_output_contract():
         # the weights are the leading eigenvector of A on the support: nothing better there
         assert c.value == pytest.approx(np.linalg.eigvalsh(A[np.ix_(c.indices, c.indices)])[-1])
     info = out.info
-    assert info["samples"] == 100 and not info["time_limited"] and info["rank"] == 4
-    assert info["samples_per_second"] > 0
+    assert info["samples"] == 100 and not out.time_limited and info["rank"] == 4
     assert info["sketch_value"] <= sum(values) * (1 + 1e-9)  # A - A_4 is PSD
 
 
@@ -265,8 +264,7 @@ def test_time_limit_returns_the_best_so_far(n_jobs):
         out = bipartite(G, 5, 4, eigen=top_eigenpairs(G, 7), samples=10**7, time_limit=0.05,
                         n_jobs=n_jobs)
     assert time.perf_counter() - t < 5.0
-    assert out.info["time_limited"] and 1 <= out.info["samples"] < 10**7
-    assert "stopped at the time limit" in out.info["note"]
+    assert out.time_limited and 1 <= out.info["samples"] < 10**7
     words = np.concatenate([c.indices for c in out.components])
     assert np.unique(words).size == 20
 
@@ -276,7 +274,7 @@ def test_no_warning_without_time_limit():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = bipartite(G, 2, 2, eigen=top_eigenpairs(G, 5), samples=10)
-    assert not out.info["time_limited"] and "note" not in out.info
+    assert not out.time_limited and out.notes == []
     # a diagonal A: the best two disjoint pairs hold the four largest entries
     assert sorted(np.concatenate([c.indices for c in out.components]).tolist()) == [6, 7, 8, 9]
 

@@ -100,7 +100,7 @@ def test_exact_finds_the_brute_force_optimum(seed, k):
     for name, A in _views(seed):
         opt, _ = _brute(A, k)
         out = exact(A, k)
-        assert out.info["optimal"], name
+        assert out.exact, name
         assert out.value == pytest.approx(opt, rel=1e-10), name
         bound, source = out.bounds[0]
         assert source == "branch and bound: optimal"
@@ -173,4 +173,4 @@ def test_auto_reports_the_winner_and_a_certificate():
     opt, _ = _brute(A, 3)
     assert out.value == pytest.approx(opt, rel=1e-10)
     assert out.info["found_by"] in ("tpower", "spannogram", "greedy", "branch and bound")
-    assert out.info["optimal"] is True
+    assert out.exact is True

@@ -56,7 +56,7 @@ def test_exact_proves_the_first_real_topic(real):
     first = doc["components"][0]
     assert first["bound_source"] == "branch and bound: optimal"
     assert first["certified_ratio"] == pytest.approx(1.0, abs=1e-9)
-    assert first["solver_info"]["optimal"] is True
+    assert first["solver_info"]["exact"] is True
     assert first["explained_variance"] == pytest.approx(
         default["components"][0]["explained_variance"], rel=1e-9)
     assert first["words"] == default["components"][0]["words"]

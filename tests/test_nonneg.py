@@ -77,7 +77,7 @@ def test_exact_mode_equals_brute_force_on_rank_d(seed, n, d, k):
     G, out = solve(A, k, d)
     opt = brute_nonneg(A, k)
     check_output(out, k, n)
-    assert out.info["mode"] == "exact" and out.info["exact"] is True
+    assert out.info["mode"] == "exact" and out.exact is True
     assert out.value == pytest.approx(opt, rel=1e-9)
     assert out.info["opt_d"] == pytest.approx(opt, rel=1e-9)
     x = np.zeros(n)
@@ -140,7 +140,7 @@ def test_epsilon_net_solver_reaches_one_minus_eps():
         n, k, d = rng.randint(6, 12), rng.randint(2, 5), 2 + seed % 2
         A = mixed_rank_d(seed, n, d)
         _, out = solve(A, k, d, epsilon=eps, random_state=seed)
-        assert out.info["mode"] == "epsilon-net" and out.info["exact"] is False
+        assert out.info["mode"] == "epsilon-net" and out.exact is False
         assert out.info["samples"] == samples_for_epsilon(eps, d, min(0.01, 1 / n))
         assert out.info["confidence"] >= 0.99
         check_output(out, k, n)
@@ -284,17 +284,17 @@ def test_time_limit_stops_and_says_so():
     with pytest.warns(_base.ConvergenceWarning, match="stopped at the time limit after 0 of"):
         out = nonneg(G, 4, eigen=eigen, rank=3, exact=True, max_candidates=1000,
                      time_limit=1e-9)
-    assert out.info["time_limited"] is True and out.info["exact"] is False
+    assert out.time_limited is True and out.exact is False
     assert out.info["opt_d"] is None and out.bounds == []
     check_output(out, 4, 60)
     with pytest.warns(_base.ConvergenceWarning, match="guarantee now holds with probability 0"):
         net = nonneg(G, 4, eigen=eigen, rank=3, samples=10**6, time_limit=1e-9)
-    assert net.info["time_limited"] is True and net.info["samples"] == 0
+    assert net.time_limited is True and net.info["samples"] == 0
     assert net.bounds == []
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         full = nonneg(G, 4, eigen=eigen, rank=3, exact=True, time_limit=60)
-    assert full.info["exact"] is True and full.info["time_limited"] is False
+    assert full.exact is True and full.time_limited is False
     assert full.value >= out.value * (1 - 1e-12)
 
 

@@ -74,7 +74,7 @@ def test_exact_on_rank_d(d, positive):
         M = V @ V.T
         best = brute_force(M, k)
         out = solve(M, k, d)
-        assert out.info["exact"] and out.info["rank"] == d
+        assert out.exact and out.info["rank"] == d
         assert out.value == pytest.approx(best, rel=1e-9)
         assert out.info["opt_d"] == pytest.approx(best, rel=1e-9)
         assert out.bounds[0][0] >= best
@@ -281,7 +281,7 @@ def test_time_limit_returns_a_valid_support(limit):
     out = spannogram(A, 5, eigen=eigen, rank=3, eliminate=False, time_limit=limit,
                      max_candidates=100)
     assert time.perf_counter() - start < limit + 2.0
-    assert out.info["time_limited"] and not out.info["exact"]
+    assert out.time_limited and not out.exact
     assert out.bounds == [] and out.info["opt_d"] is None
     assert len(np.unique(out.indices)) == 5 and out.value > 0
     if limit > 0.1:

@@ -256,7 +256,7 @@ def test_time_limit_stops_between_starts_and_says_so():
     with _warnings.catch_warnings(record=True) as caught:
         _warnings.simplefilter("always")
         out = tpower(A, 10, time_limit=1e-9)
-    assert out.info["time_limited"] is True and len(out.info["starts"]) == 1
+    assert out.time_limited is True and len(out.info["starts"]) == 1
     messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert any(m.startswith("TPower stopped at --time-limit after 1 of ") for m in messages)
-    assert tpower(A, 10).info["time_limited"] is False
+    assert tpower(A, 10).time_limited is False

@@ -31,9 +31,19 @@ from numba import njit, prange
 
 from spca_cli.kernels._combinations import next_combination
 
-__all__ = ["spannogram_pass", "lambda_max_gram"]
+__all__ = ["spannogram_pass", "lambda_max_gram", "STAT_CANDIDATES", "STAT_HASHES", "STAT_POINTS",
+           "STAT_OVERFLOW", "STAT_TRUNCATED", "STAT_ZERO_HIT"]
 
 _EMPTY = np.uint64(0)
+
+# Columns of the per-thread ``stats`` row a pass returns (numba reads them as constants).
+STAT_CANDIDATES = 0  # candidates written to the output buffers
+STAT_HASHES = 1  # distinct support hashes written
+STAT_POINTS = 2  # intersection points visited
+STAT_OVERFLOW = 3  # an output buffer was full: the pass must be repeated with more room
+STAT_TRUNCATED = 4  # a tie had more than enum_cap resolutions and was skipped
+STAT_ZERO_HIT = 5  # a zero point straddled the k-th place
+_N_STATS = 6
 
 
 @njit(cache=True)
@@ -438,12 +448,12 @@ def _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, 
             if overflow:
                 break
 
-    stats[0] = n_c
-    stats[1] = n_h
-    stats[2] = n_points
-    stats[3] = overflow
-    stats[4] = truncated
-    stats[5] = zero_hit
+    stats[STAT_CANDIDATES] = n_c
+    stats[STAT_HASHES] = n_h
+    stats[STAT_POINTS] = n_points
+    stats[STAT_OVERFLOW] = overflow
+    stats[STAT_TRUNCATED] = truncated
+    stats[STAT_ZERO_HIT] = zero_hit
     tau_out[0] = tau
 
 
@@ -491,14 +501,13 @@ def spannogram_pass(V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts
     -------
     out_pos : (nthreads, cap_c, k) int64, out_hash : (nthreads, cap_c) uint64,
     out_val : (nthreads, cap_c) float64, all_hash : (nthreads, cap_h) uint64,
-    stats : (nthreads, 6) int64 = [n_candidates, n_hashes, n_points, overflow, truncated,
-    zero_hit], tau : (nthreads,) float64 = smallest straddling star-point level seen.
+    stats : (nthreads, 6) int64, columns named by the ``STAT_*`` constants above, tau : (nthreads,) float64 = smallest straddling star-point level seen.
     """
     out_pos = np.empty((nthreads, cap_c, k), dtype=np.int64)
     out_hash = np.empty((nthreads, cap_c), dtype=np.uint64)
     out_val = np.empty((nthreads, cap_c))
     all_hash = np.empty((nthreads, cap_h), dtype=np.uint64)
-    stats = np.zeros((nthreads, 6), dtype=np.int64)
+    stats = np.zeros((nthreads, _N_STATS), dtype=np.int64)
     tau = np.empty(nthreads)
     for th in prange(nthreads):
         _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts, gap,

@@ -39,15 +39,29 @@ class SolverOutput:
         Upper bounds on the best k-sparse x^T A' x that only this solver can give (for example
         ``(OPT_d + lambda_{d+1}, "rank-3 spannogram + lambda_4")``); the pipeline adds the
         general ones (lambda_1, top-k diagonal) and reports the smallest.
+    exact : bool or None
+        True when the solver proved its answer optimal for the problem it solves exactly (the
+        registry entry's ``exact_on``: A_d for the spannogram and nonneg, A' itself for
+        ``exact``/``auto``); False when it could have but did not (time limit, sampling);
+        None for heuristics that never claim it (tpower, greedy, threshold).
+    time_limited : bool
+        The solver stopped at its time limit and returned its best so far.
     info : dict
-        JSON-ready facts about the run (surviving words, candidates, iterations, exactness...).
+        JSON-ready facts about the run that only this solver has (surviving words, candidates,
+        iterations...). Timings are measured by the pipeline, never by a solver.
+    notes : list of str
+        What the user should know about this run (filled by the registry from the solver's
+        :class:`ConvergenceWarning` messages).
     """
 
     indices: np.ndarray
     weights: np.ndarray
     value: float
     bounds: list = field(default_factory=list)
+    exact: bool | None = None
+    time_limited: bool = False
     info: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
 
 
 @dataclass
@@ -61,13 +75,19 @@ class JointOutput:
     bounds : list of (float, str)
         Upper bounds on the best achievable TOTAL sum_j x_j^T A x_j over disjoint k-sparse unit
         vectors, with the inequality that gave each; the pipeline reports the smallest.
+    time_limited : bool
+        The solver stopped at its time limit (then every component is its best so far).
     info : dict
-        JSON-ready facts (samples drawn, samples per second, time_limited, ...).
+        JSON-ready facts (samples drawn, sketch rank, ...), shared by every component.
+    notes : list of str
+        As for :class:`SolverOutput`.
     """
 
     components: list
     bounds: list = field(default_factory=list)
+    time_limited: bool = False
     info: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
 
 
 def check_int(name, value, low=None, high=None):
@@ -109,7 +129,8 @@ def leading_eigvec(sub):
     return float(vals[-1]), vecs[:, -1]
 
 
-def finish_component(A, indices, weights=None, *, bounds=(), info=None):
+def finish_component(A, indices, weights=None, *, bounds=(), exact=None, time_limited=False,
+                     info=None):
     """Build a :class:`SolverOutput` from a support, applying the one sign and order rule.
 
     If ``weights`` is None the weights are the leading eigenvector of A'[indices, indices],
@@ -126,5 +147,5 @@ def finish_component(A, indices, weights=None, *, bounds=(), info=None):
     if weights[0] < 0:  # sign rule: the largest-|weight| entry is positive
         weights = -weights
     value = float(weights @ sub[np.ix_(order, order)] @ weights)  # no second submatrix
-    return SolverOutput(indices=indices, weights=weights, value=value,
-                        bounds=list(bounds), info=dict(info or {}))
+    return SolverOutput(indices=indices, weights=weights, value=value, bounds=list(bounds),
+                        exact=exact, time_limited=bool(time_limited), info=dict(info or {}))

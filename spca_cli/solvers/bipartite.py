@@ -374,7 +374,7 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
         How many matrices C to try; None means ``DEFAULT_SAMPLES`` (2000).
     time_limit : float or None, default=None
         Seconds for the sampling loop; when reached, the best result so far is returned with
-        ``info["time_limited"] = True`` and a :class:`ConvergenceWarning`.
+        ``time_limited`` True and a :class:`ConvergenceWarning`.
     random_state : int, RandomState or None, default=0
         Seeds the draws of C. Pass an int for reproducible results across multiple function
         calls; results do not depend on ``n_jobs`` (unless the time limit is reached).
@@ -390,10 +390,9 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
     JointOutput
         ``components``: K :class:`SolverOutput` by decreasing explained variance, each the
         leading eigenvector of A on its support; ``bounds``: upper bounds on the best total
-        (:func:`total_bounds`); ``info``: ``samples``, ``samples_per_second``,
-        ``time_limited`` (and a ``note`` when true), ``rank``, ``sketch_value`` (the best
-        matching weight, eq. 7, over all samples: a lower bound on the sketch optimum),
-        ``total_value``, ``sampled_value`` (the best total before refinement),
+        (:func:`total_bounds`); ``time_limited``; ``info``: ``samples`` (drawn), ``rank``,
+        ``sketch_value`` (the best matching weight, eq. 7, over all samples: a lower bound on
+        the sketch optimum), ``total_value``, ``sampled_value`` (the best total before refinement),
         ``best_sample``, ``refine_steps``, ``polish_steps`` (components improved by the polish)
         and ``start`` (``"sampling"`` or ``"deflation"``: which polished start won),
         ``pool_words``, ``pool_fallbacks``, ``n_jobs``.
@@ -450,8 +449,7 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
     V = V * A.active()[:, None]  # inactive words never enter (their rows are ~0 anyway)
     prob = _Problem(A, V, k, K)
 
-    t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + time_limit
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     n_chunks = math.ceil(samples / _CHUNK)
     best, done, fallbacks, sketch, submitted = None, 0, 0, -np.inf, 0
     starts = []  # (total, sample number, supports) of each chunk's best sample
@@ -484,7 +482,6 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
                     best = res
             if deadline is not None and time.perf_counter() > deadline:
                 timed_out = True
-        elapsed = time.perf_counter() - t0
         time_limited = done < samples
 
         refined = 0
@@ -519,20 +516,18 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
     components = [finish_component(A, s) for s in best_supports]
     order = sorted(range(K), key=lambda j: (-components[j].value, int(components[j].indices.min())))
     components = [components[j] for j in order]
-    info = {"samples": int(done), "samples_per_second": float(done / max(elapsed, 1e-12)),
-            "time_limited": bool(time_limited), "rank": int(r), "sketch_value": float(sketch),
+    info = {"samples": int(done), "rank": int(r), "sketch_value": float(sketch),
             "total_value": float(sum(c.value for c in components)),
             "sampled_value": float(best["total"]), "best_sample": int(best["index"]),
             "refine_steps": int(refined), "polish_steps": int(polish_steps + deflation_steps),
             "start": start,
             "pool_words": int(prob.pool.size), "pool_fallbacks": int(fallbacks), "n_jobs": n_jobs}
     if time_limited:
-        info["note"] = (f"stopped at the time limit ({time_limit:g} s) after {done} of {samples} "
-                        "samples; the result is the best found so far")
         warnings.warn(f"bipartite: time limit of {time_limit:g} s reached after {done} of "
                       f"{samples} samples; increase --time-limit to try them all.",
                       ConvergenceWarning, stacklevel=2)
-    return JointOutput(components=components, bounds=total_bounds(A, k, K, eigen), info=info)
+    return JointOutput(components=components, bounds=total_bounds(A, k, K, eigen),
+                       time_limited=bool(time_limited), info=info)
 
 
 def _best_single(A, k, random_state):

@@ -298,20 +298,21 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
     if improved:
         found_by = "branch and bound"
     source = info.pop("bound_source", ROW_BOUND_SOURCE)
-    info = {"found_by": found_by, "optimal": bool(finished), **info}
+    info = {"found_by": found_by, **info}
     if finished:
         bounds = [(bound * (1.0 + 1e-12), OPTIMAL_SOURCE)]
     else:
         bounds = [(bound, source)]
     stopped = info.pop("stopped", None)
+    facts = {"bounds": bounds, "exact": bool(finished), "time_limited": stopped == "time limit",
+             "info": info}
     if not finished and name == "exact":
-        info["time_limited"] = stopped == "time limit"
         warnings.warn(f"exact: not proved optimal ({stopped}); the topic is the best found and "
                       f"its bound {bound:.8g} comes from {source}", ConvergenceWarning,
                       stacklevel=3)
     if improved:
-        return finish_component(A, best_set, bounds=bounds, info=info)
-    return finish_component(A, incumbent.indices, incumbent.weights, bounds=bounds, info=info)
+        return finish_component(A, best_set, **facts)
+    return finish_component(A, incumbent.indices, incumbent.weights, **facts)
 
 
 def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certificate=None):
@@ -341,7 +342,7 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
     -------
     SolverOutput
         ``bounds`` holds the optimum itself (``"branch and bound: optimal"``) once the search
-        finished. ``info``: ``found_by`` (which method found the topic), ``optimal``,
+        finished, and ``exact`` says so. ``info``: ``found_by`` (which method found the topic),
         ``words`` (words with A'_ii > 0), ``survivors`` (after screening), ``nodes``.
 
     Examples
@@ -350,7 +351,7 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
     >>> from spca_cli.matrix import Gram
     >>> S = np.array([[1, 1, 0, 0], [1, 1, 1, 0], [0, 0, 1, 1], [0, 1, 1, 1.0]])
     >>> out = exact(Gram.from_documents(S), 2)
-    >>> sorted(out.indices.tolist()), round(out.value, 6), out.info["optimal"]
+    >>> sorted(out.indices.tolist()), round(out.value, 6), out.exact
     ([1, 2], 5.0, True)
     """
     k = check_k(A, k)
@@ -366,8 +367,8 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
     """The best of TPower, the rank-``rank`` spannogram and greedy, certified by the weighted
     row bound and closed by a bounded search: ``budget`` nominal seconds (default 3), counted
     as :data:`WORK_PER_SECOND` entries of |A'| visited per second, so the result is the same on
-    a busy machine; ``time_limit`` adds a wall-clock limit. ``info["found_by"]`` names the method whose topic was
-    kept; ``info["optimal"]`` says whether the search proved it optimal.
+    a busy machine; ``time_limit`` adds a wall-clock limit. ``info["found_by"]`` names the
+    method whose topic was kept; ``exact`` says whether the search proved it optimal.
 
     Examples
     --------
@@ -375,7 +376,7 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
     >>> from spca_cli.matrix import Gram
     >>> S = np.array([[1, 1, 0, 0], [1, 1, 1, 0], [0, 0, 1, 1], [0, 1, 1, 1.0]])
     >>> out = auto(Gram.from_documents(S), 2)
-    >>> round(out.value, 6), out.info["optimal"]
+    >>> round(out.value, 6), out.exact
     (5.0, True)
     """
     k = check_k(A, k)

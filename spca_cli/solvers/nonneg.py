@@ -212,7 +212,7 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
         from ``samples``; with neither, Algorithm 3 uses epsilon = 0.1.
     time_limit : float, optional
         Seconds after which candidate generation stops (checked between chunks); the result is
-        then not certified and ``info["time_limited"]`` is True.
+        then not certified and ``time_limited`` is True.
     max_candidates : int, default=50_000_000
         Largest number of spannogram vertices, 2 C(n + 1, d), the exact mode accepts without a
         time limit (about 20 s for n = 6906, d = 2 on one core).
@@ -227,8 +227,8 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
         (upper bounds on the best nonnegative k-sparse x^T A' x, each with its source) and
         ``info`` with keys ``rank``, ``mode`` ("exact" or "epsilon-net"), ``candidates``,
         ``samples``, ``epsilon``, ``opt_d`` (certified OPT_d, else None), ``value_d`` (best
-        x^T A_d x found), ``exact``, ``time_limited``, ``vertices``, ``confidence``,
-        ``nonzeros``.
+        x^T A_d x found), ``vertices``, ``confidence``, ``nonzeros``; ``exact`` (OPT_d
+        certified) and ``time_limited`` are fields of the output.
 
     Raises
     ------
@@ -276,7 +276,7 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
     >>> B = np.array([[2.0, 0.0], [1.5, 0.5], [1.0, -1.0], [-1.0, 1.0], [0.2, 1.0]])
     >>> A = Gram.from_dense(B @ B.T)  # rank 2, mixed signs
     >>> out = nonneg(A, 2, eigen=top_eigenpairs(A, 3), rank=2)
-    >>> out.indices.tolist(), bool(np.all(out.weights >= 0)), out.info["exact"]
+    >>> out.indices.tolist(), bool(np.all(out.weights >= 0)), out.exact
     ([0, 1], True, True)
     >>> round(out.value, 6) == round(out.info["opt_d"], 6)
     True
@@ -303,37 +303,19 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
     m = active.size
     lam = np.asarray(eigen.values, dtype=np.float64)
     res = np.asarray(eigen.residuals, dtype=np.float64)
-    d = min(rank, lam.size, m)
-    # zero eigenvalues add nothing to A_d but would make the spannogram degenerate
-    d = int(np.sum(lam[:d] > 1e-12 * max(lam[0], 1e-300))) if lam.size and lam[0] > 0 else 0
+    d = eigen.effective_rank(min(rank, m))
     m_rows = int(np.count_nonzero(np.einsum("ij,ij->i", eigen.vectors[active, :d],
                                             eigen.vectors[active, :d]))) if d else m
     n_bound = exact_candidate_count(m_rows, max(d, 1))
 
     if d == 0:  # A' vanishes on the active words: every unit vector is optimal
-        idx = active[:k]
         info = dict(rank=0, mode="exact", candidates=0, samples=None, epsilon=None, opt_d=0.0,
-                    value_d=0.0, exact=True, time_limited=False, vertices=0, confidence=1.0,
-                    nonzeros=k)
-        return finish_component(A, idx, weights=np.full(k, 1.0 / math.sqrt(k)), info=info)
+                    value_d=0.0, vertices=0, confidence=1.0, nonzeros=k)
+        return finish_component(A, active[:k], weights=np.full(k, 1.0 / math.sqrt(k)),
+                                exact=True, info=info)
 
-    wants_net = samples is not None or epsilon is not None
-    if d == 1:
-        use_exact = True  # the rank-1 solver (Proposition 3.1) is exact and O(n)
-    elif exact is True:
-        use_exact = True
-        if n_bound > max_candidates and time_limit is None:
-            raise SpcaParameterError(
-                f"nonneg exact mode would visit {n_bound:,} spannogram vertices (2 C(n+1, d) "
-                f"for rank d={d}, n={m_rows:,} words) > max_candidates={max_candidates:,}; give a "
-                f"time limit, a smaller rank, or use the epsilon-net mode (samples or epsilon)")
-    elif exact is False or wants_net:
-        use_exact = False
-    else:
-        # auto: exact while it is quick (a few seconds), else the epsilon-net, whose bound
-        # still certifies the answer with a stated probability
-        use_exact = n_bound <= min(max_candidates, AUTO_EXACT_VERTICES)
-
+    use_exact = _use_exact(d, exact, samples is not None or epsilon is not None, n_bound,
+                           m_rows, max_candidates, time_limit)
     V = low_rank_factor(eigen, d)[active]  # (m, d) rows of the words still available
     rn2 = np.einsum("ij,ij->i", V, V)  # (m,) squared row norms
     # visit heavy rows first, so a time-limited exact run has seen the vertices that matter most;
@@ -342,72 +324,114 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
     order = order[rn2[order] > 0.0]
     Vs = np.ascontiguousarray(V[order])
     rn2s = np.ascontiguousarray(rn2[order])
-    pool_vals, pool_sets, pool_w = pool_new(_POOL, k)
+    pool = pool_new(_POOL, k)
     # seed the pool with the rank-1 solutions along each eigen-direction (cheap, deterministic)
-    epsnet_samples(Vs, np.eye(d), k, pool_vals, pool_sets, pool_w)
-
-    time_limited = False
-    vertices = 0
-    n_samples = None
-    confidence = 1.0
-    certified = False
+    epsnet_samples(Vs, np.eye(d), k, *pool)
+    deadline = None if time_limit is None else t0 + time_limit
     if use_exact:
-        mode = "exact"
-        counts = np.zeros(3, dtype=np.int64)
-        if d >= 2:
-            J = np.arange(d, dtype=np.int64)
-            chunk = max(1, int(2e7 // max(m, 1)))  # ~ 2e7 row products per kernel call
-            more = True
-            while more:
-                if time_limit is not None and time.perf_counter() - t0 > time_limit:
-                    time_limited = True
-                    break
-                more = exact_vertices(Vs, rn2s, J, k, chunk, pool_vals, pool_sets, pool_w,
-                                      counts)
-        vertices = int(counts[0])
-        candidates = int(counts[1]) + 2 * d
-        certified = not time_limited
-        if time_limited:
-            total = n_bound
-            warnings.warn(
-                f"nonneg exact mode stopped at the time limit after {vertices:,} of {total:,} "
-                f"spannogram vertices; the result is not certified optimal for rank {d}. "
-                f"Increase time_limit or use the epsilon-net mode.", ConvergenceWarning,
-                stacklevel=2)
-        eps_used = None
+        found = _exact_search(Vs, rn2s, d, k, m, pool, deadline, n_bound)
     else:
-        mode = "epsilon-net"
-        delta = min(0.01, 1.0 / m)
-        eps_used = DEFAULT_EPSILON if (epsilon is None and samples is None) else epsilon
-        if samples is None:
-            n_samples = samples_for_epsilon(eps_used, d, delta)
-        else:
-            n_samples = samples
-            if eps_used is None:
-                eps_used = epsilon_for_samples(n_samples, d, delta)
-        C = rng.standard_normal((n_samples, d))  # (N, d) uniform directions after normalising
-        C /= np.linalg.norm(C, axis=1, keepdims=True)
-        candidates = 2 * d
-        drawn = 0
-        step = max(1, int(2e7 // max(m * d, 1)))
-        while drawn < n_samples:
-            if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        found = _net_search(Vs, d, k, m, pool, deadline, samples, epsilon, rng)
+    support, weights, value, value_d = _refine(A, active_mask, active, order, Vs, pool, k)
+
+    certified = found["certified"]
+    bounds = _bounds(lam, res, d, m, k, value, value_d, certified, found["mode"],
+                     found["epsilon"], found["confidence"])
+    info = dict(rank=d, mode=found["mode"], candidates=int(found["candidates"]),
+                samples=found["samples"], epsilon=found["epsilon"],
+                opt_d=value_d if certified else None, value_d=value_d,
+                vertices=found["vertices"], confidence=found["confidence"],
+                nonzeros=int(np.sum(weights > 0)))
+    logger.info("nonneg %s rank %d: %d candidates, value_d %.6g, value %.6g",
+                found["mode"], d, found["candidates"], value_d, value)
+    return finish_component(A, support, weights=weights, bounds=bounds, exact=bool(certified),
+                            time_limited=found["time_limited"], info=info)
+
+
+def _use_exact(d, exact, wants_net, n_bound, m_rows, max_candidates, time_limit):
+    """Exact vertex enumeration or the epsilon-net, as asked or (auto) by its cost."""
+    if d == 1:
+        return True  # the rank-1 solver (Proposition 3.1) is exact and O(n)
+    if exact is True:
+        if n_bound > max_candidates and time_limit is None:
+            raise SpcaParameterError(
+                f"nonneg exact mode would visit {n_bound:,} spannogram vertices (2 C(n+1, d) "
+                f"for rank d={d}, n={m_rows:,} words) > max_candidates={max_candidates:,}; give a "
+                f"time limit, a smaller rank, or use the epsilon-net mode (samples or epsilon)")
+        return True
+    if exact is False or wants_net:
+        return False
+    # auto: exact while it is quick (a few seconds), else the epsilon-net, whose bound still
+    # certifies the answer with a stated probability
+    return n_bound <= min(max_candidates, AUTO_EXACT_VERTICES)
+
+
+def _exact_search(Vs, rn2s, d, k, m, pool, deadline, n_bound):
+    """Every spannogram vertex of the nonnegative problem on A_d (Algorithm 2) into ``pool``."""
+    time_limited = False
+    counts = np.zeros(3, dtype=np.int64)
+    if d >= 2:
+        J = np.arange(d, dtype=np.int64)
+        chunk = max(1, int(2e7 // max(m, 1)))  # ~ 2e7 row products per kernel call
+        more = True
+        while more:
+            if deadline is not None and time.perf_counter() > deadline:
                 time_limited = True
                 break
-            stop = min(n_samples, drawn + step)
-            candidates += epsnet_samples(Vs, np.ascontiguousarray(C[drawn:stop]), k,
-                                         pool_vals, pool_sets, pool_w)
-            drawn = stop
-        p = cap_probability(eps_used, d)
-        confidence = 1.0 - (1.0 - p) ** drawn if p < 1.0 else 1.0
-        if time_limited:
-            warnings.warn(
-                f"nonneg epsilon-net stopped at the time limit after {drawn:,} of {n_samples:,} "
-                f"samples; its guarantee now holds with probability {_floor_str(confidence)}. "
-                f"Increase time_limit or epsilon.", ConvergenceWarning, stacklevel=2)
-        n_samples = drawn
+            more = exact_vertices(Vs, rn2s, J, k, chunk, *pool, counts)
+    vertices = int(counts[0])
+    if time_limited:
+        warnings.warn(
+            f"nonneg exact mode stopped at the time limit after {vertices:,} of {n_bound:,} "
+            f"spannogram vertices; the result is not certified optimal for rank {d}. "
+            f"Increase time_limit or use the epsilon-net mode.", ConvergenceWarning,
+            stacklevel=3)
+    return {"mode": "exact", "candidates": int(counts[1]) + 2 * d, "vertices": vertices,
+            "samples": None, "epsilon": None, "confidence": 1.0,
+            "certified": not time_limited, "time_limited": time_limited}
 
-    # ------------------------------------------------------------------ refine on A_d, then on A'
+
+def _net_search(Vs, d, k, m, pool, deadline, samples, epsilon, rng):
+    """The epsilon-net of Algorithm 3: ``samples`` random directions (or enough for
+    ``epsilon``) into ``pool``; its guarantee holds with the reported confidence."""
+    delta = min(0.01, 1.0 / m)
+    eps_used = DEFAULT_EPSILON if (epsilon is None and samples is None) else epsilon
+    if samples is None:
+        n_samples = samples_for_epsilon(eps_used, d, delta)
+    else:
+        n_samples = samples
+        if eps_used is None:
+            eps_used = epsilon_for_samples(n_samples, d, delta)
+    C = rng.standard_normal((n_samples, d))  # (N, d) uniform directions after normalising
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    candidates = 2 * d
+    drawn = 0
+    time_limited = False
+    step = max(1, int(2e7 // max(m * d, 1)))
+    while drawn < n_samples:
+        if deadline is not None and time.perf_counter() > deadline:
+            time_limited = True
+            break
+        stop = min(n_samples, drawn + step)
+        candidates += epsnet_samples(Vs, np.ascontiguousarray(C[drawn:stop]), k, *pool)
+        drawn = stop
+    p = cap_probability(eps_used, d)
+    confidence = 1.0 - (1.0 - p) ** drawn if p < 1.0 else 1.0
+    if time_limited:
+        warnings.warn(
+            f"nonneg epsilon-net stopped at the time limit after {drawn:,} of {n_samples:,} "
+            f"samples; its guarantee now holds with probability {_floor_str(confidence)}. "
+            f"Increase time_limit or epsilon.", ConvergenceWarning, stacklevel=3)
+    return {"mode": "epsilon-net", "candidates": candidates, "vertices": 0, "samples": drawn,
+            "epsilon": eps_used, "confidence": confidence, "certified": False,
+            "time_limited": time_limited}
+
+
+def _refine(A, active_mask, active, order, Vs, pool, k):
+    """The pool's supports ascended on A_d, then on A' itself; the best, padded to k words.
+
+    Returns (support, weights, value on A', best value on A_d)."""
+    pool_vals, pool_sets, pool_w = pool
     value_d = float(pool_vals.max())
     best_x, best_val = None, -np.inf
     seen = set()
@@ -439,15 +463,7 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
         pad = rest[np.lexsort((rest, -Ax[rest]))[: k - support.size]]
         support = np.concatenate([support, pad])
         weights = np.concatenate([weights, np.zeros(pad.size)])
-
-    bounds = _bounds(lam, res, d, m, k, value, value_d, certified, mode, eps_used, confidence)
-    info = dict(rank=d, mode=mode, candidates=int(candidates), samples=n_samples,
-                epsilon=eps_used, opt_d=value_d if certified else None, value_d=value_d,
-                exact=bool(certified), time_limited=time_limited, vertices=vertices,
-                confidence=confidence, nonzeros=int(np.sum(weights > 0)))
-    logger.info("nonneg %s rank %d: %d candidates, value_d %.6g, value %.6g",
-                mode, d, candidates, value_d, value)
-    return finish_component(A, support, weights=weights, bounds=bounds, info=info)
+    return support, weights, value, value_d
 
 
 def _bounds(lam, res, d, m, k, value, value_d, certified, mode, eps, confidence):

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import ConvergenceWarning, SpcaParameterError
 
 __all__ = ["COMMON_INPUTS", "Interval", "Choice", "Boolean", "Unchecked", "Param", "SolverSpec",
            "REGISTRY", "solver_spec", "solver_names", "cli_params", "solvers_taking"]
@@ -196,14 +197,31 @@ class SolverSpec:
                    if name in self.inputs and name in available}, **options}
 
     def run(self, A, k, available, options=None):
-        """Call a single-component solver with the common inputs it uses and ``options``."""
+        """Call a single-component solver with the common inputs it uses and ``options``; its
+        :class:`ConvergenceWarning` messages become the output's ``notes``."""
         options = dict(options or {})
         if self.prepare is not None:
             options = self.prepare(options, A, k, available)
-        return self.function(A, k, **self.arguments(available, options))
+        return _noting(lambda: self.function(A, k, **self.arguments(available, options)))
 
     def run_joint(self, A, k, n_components, available, options=None):
-        return self.function(A, k, n_components, **self.arguments(available, options or {}))
+        """As :meth:`run`, for a joint solver."""
+        return _noting(lambda: self.function(A, k, n_components,
+                                             **self.arguments(available, options or {})))
+
+
+def _noting(call):
+    """``call()``, with the ConvergenceWarnings it raised moved into the result's ``notes``
+    (other warnings pass through unchanged)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = call()
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            out.notes.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return out
 
 
 def _tpower_start(options, A, k, available):

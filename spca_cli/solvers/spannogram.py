@@ -30,7 +30,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from spca_cli.errors import SpcaParameterError
-from spca_cli.kernels.spannogram import spannogram_pass
+from spca_cli.kernels.spannogram import (STAT_CANDIDATES, STAT_HASHES, STAT_OVERFLOW, STAT_POINTS,
+                                          STAT_TRUNCATED, STAT_ZERO_HIT, spannogram_pass)
 from spca_cli.solvers._base import check_float, check_int, check_k, finish_component
 from spca_cli.spectrum import low_rank_factor, top_eigenpairs
 
@@ -41,7 +42,6 @@ logger = logging.getLogger(__name__)
 _TIE_RTOL = 1e-10  # tie tolerance, relative to the largest row norm of V
 _ZERO_RTOL = 1e-12  # rows of V shorter than this (relative) are treated as zero rows
 _DUP_RTOL = 1e-9  # rows equal to this (relative) precision are merged into one class
-_RANK_RTOL = 1e-10  # eigenvalues below this fraction of lambda_1 do not count towards rank d
 _ENUM_CAP = 1_000_000  # ways to resolve a single tie beyond which the point is skipped
 _WINDOW = 1e-10  # candidates within this relative distance of the best are re-scored exactly
 
@@ -176,7 +176,7 @@ class _Pass:
                 rate = work[firsts].sum() / max(time.perf_counter() - t0, 1e-4)
                 target = float(np.clip(0.1 * rate, 1e5, 2e6))
             pos, hsh, val, all_hash, stats, tau = res
-            if stats[:, 3].any():  # an output buffer overflowed: split the chunk or grow buffers
+            if stats[:, STAT_OVERFLOW].any():  # split the chunk or grow the buffers
                 if len(firsts) > 1:
                     half = len(firsts) // 2
                     todo.append(firsts[half:])
@@ -186,12 +186,12 @@ class _Pass:
                     self.cap_h *= 4
                     todo.append(firsts)
                 continue
-            out["points"] += int(stats[:, 2].sum())
+            out["points"] += int(stats[:, STAT_POINTS].sum())
             out["tau"] = min(out["tau"], float(tau.min()))
-            out["zero_hit"] |= bool(stats[:, 5].any())
-            out["truncated"] |= bool(stats[:, 4].any())
+            out["zero_hit"] |= bool(stats[:, STAT_ZERO_HIT].any())
+            out["truncated"] |= bool(stats[:, STAT_TRUNCATED].any())
             for th in range(self.nthreads):
-                n_c, n_h = int(stats[th, 0]), int(stats[th, 1])
+                n_c, n_h = int(stats[th, STAT_CANDIDATES]), int(stats[th, STAT_HASHES])
                 out["all_hash"].append(all_hash[th, :n_h].copy())
                 if n_c:
                     v = val[th, :n_c]
@@ -273,7 +273,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     time_limit : float or None, default=None
         Seconds. Without it, a run that would visit more than ``max_candidates`` intersection
         points is refused; with it, the best support found when the time is up is returned
-        (``info["exact"]`` False, no rank-d bound).
+        (``exact`` False, no rank-d bound).
     max_candidates : int, default=50_000_000
         Largest number of intersection points (candidate supports) accepted without a time limit.
     random_state : int, RandomState or None, default=0
@@ -287,9 +287,9 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         when the enumeration was complete. ``info`` has ``rank`` (the d used: requested rank,
         lowered to the number of positive eigenvalues), ``rank_requested``,
         ``surviving_words``, ``candidates`` (distinct supports), ``scored`` (k x k eigenvalue
-        solves on A'), ``intersections`` (systems solved, all passes), ``exact``, ``opt_d``,
+        solves on A'), ``intersections`` (systems solved, all passes), ``opt_d``,
         ``apriori_ratio`` = max(0, 1 - lambda_{d+1} / value) (Theorem 1), ``nonnegative``,
-        ``sign_patterns``, ``time_limited``.
+        ``sign_patterns``; ``exact`` (optimal on A_d) and ``time_limited`` are fields.
 
     Raises
     ------
@@ -335,7 +335,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     >>> X = np.random.RandomState(0).randn(40, 12)
     >>> A = Gram.from_dense(X.T @ X)
     >>> out = spannogram(A, 3, eigen=top_eigenpairs(A, 3), rank=2)
-    >>> len(out.indices), out.info["exact"]
+    >>> len(out.indices), out.exact
     (3, True)
     >>> bool(out.value <= out.bounds[0][0])
     True
@@ -350,8 +350,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     if not isinstance(eliminate, (bool, np.bool_)):
         raise SpcaParameterError(f"eliminate must be True or False, got {eliminate!r}")
     rng = check_random_state(random_state)
-    start = time.perf_counter()
-    deadline = None if time_limit is None else start + time_limit
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
 
     detected = is_nonnegative(A)
     if nonnegative and not detected:
@@ -364,22 +363,20 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     n = A.n
     if len(eigen.values) < min(rank + 1, n):
         eigen = top_eigenpairs(A, rank + 1, random_state=random_state)
-    theta = eigen.values
     res = eigen.residuals
-    lam1 = float(theta[0])
-    d = int(np.sum(theta[:min(rank, len(theta))] > _RANK_RTOL * lam1)) if lam1 > 0 else 0
+    lam1 = eigen.value(0)
+    d = eigen.effective_rank(rank)
     hashes_all = rng.randint(1, 2 ** 63 - 1, size=n, dtype=np.int64).astype(np.uint64)
     active = A.active()
     diag = A.diagonal()
-    info = {"rank": d, "rank_requested": rank, "nonnegative": detected,
-            "sign_patterns": 1 if signed else 2 ** max(d - 1, 0), "time_limited": False}
+    facts = {"rank": d, "rank_requested": rank, "nonnegative": detected,
+             "sign_patterns": 1 if signed else 2 ** max(d - 1, 0)}
 
     if d == 0:  # A' vanishes on the active words: every support explains 0
         act = np.flatnonzero(active)
         support = act[np.lexsort((act, -diag[act]))][:k]
-        info.update(surviving_words=int(len(act)), candidates=1, scored=1, intersections=0,
-                    exact=True, opt_d=0.0, apriori_ratio=0.0)
-        return finish_component(A, support, info=info)
+        return _output(A, support, facts, surviving=len(act), candidates=1, scored=1,
+                       points=0, opt_d=0.0, lam_next=0.0, exact=True)
 
     V = low_rank_factor(eigen, d)  # (n, d), A_d = V V^T
     lam_next = eigen.value(d)  # lambda_{d+1}, 0 beyond n
@@ -404,37 +401,56 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         support = np.concatenate([words_nz, pad])
         Vs = V[support]
         opt_d = float(np.linalg.eigvalsh(Vs.T @ Vs)[-1])
-        out = finish_component(A, support)
-        bound = _bound(opt_d, lam_next, slack_eig, k, d, 0.0, dropped)
-        info.update(surviving_words=int(len(support)), candidates=1, scored=1, intersections=0,
-                    exact=True, opt_d=opt_d, apriori_ratio=_apriori(lam_next, out.value))
-        out.bounds = [(bound, f"rank-{d} spannogram + lambda_{d + 1}")]
-        out.info = info
-        return out
+        return _output(A, support, facts, surviving=len(support), candidates=1, scored=1,
+                       points=0, opt_d=opt_d, lam_next=lam_next, exact=True,
+                       bound=_bound(opt_d, lam_next, slack_eig, k, d, 0.0, dropped))
 
     Vc, norms, mult, off, word_order, deviation = _classes(V[words_nz], words_nz, diag[words_nz],
                                                            signed, scale)
     pre, pre_off = _prefix_hashes(hashes_all[word_order], mult, off)
-    G = len(mult)
     tol = _TIE_RTOL * scale
     runner = _Pass((Vc, norms, mult, off, pre, pre_off), d, k, signed, tol, gap,
                    nthreads=max(1, min(2, _n_threads())))
-    cum_words = off[1:]
     if eliminate and deadline is None and d >= 2:
         m_floor = _fewest_classes(Vc, norms, mult, k, tol, rng)
         if m_floor and _n_points(m_floor, d, signed) > max_candidates:
-            raise SpcaParameterError(_refusal(d, k, int(cum_words[m_floor - 1]),
+            raise SpcaParameterError(_refusal(d, k, int(off[1:][m_floor - 1]),
                                               _n_points(m_floor, d, signed), floor=True))
+    result, m, points, complete = _enumerate(runner, Vc, norms, off[1:], d, k, signed, tol,
+                                             eliminate, deadline, max_candidates)
+    surviving = int(off[m])
+    all_hash = np.concatenate(result["all_hash"]) if result["all_hash"] else np.empty(0, np.uint64)
+    n_candidates = int(np.unique(all_hash).size)
+    if not result["val"]:
+        # time ran out before the first candidate: fall back to the top-k rows by norm
+        words = word_order[:k] if len(word_order) >= k else words_nz[:k]
+        return _output(A, np.sort(words), facts, surviving=surviving, candidates=0, scored=0,
+                       points=points, opt_d=None, lam_next=lam_next, exact=False,
+                       time_limited=True)
+    support, opt_d, scored = _best_candidate(A, result, word_order, k, gap, lam1)
+    if result["truncated"]:
+        logger.warning("spannogram: a tie with more than %d resolutions was skipped; result is "
+                       "not certified", _ENUM_CAP)
+    logger.info("spannogram rank %d: %d surviving words, %d points, %d candidates, %d scored",
+                d, surviving, points, n_candidates, scored)
+    if not complete:
+        return _output(A, support, facts, surviving=surviving, candidates=n_candidates,
+                       scored=scored, points=points, opt_d=None, lam_next=lam_next,
+                       exact=False, time_limited=not result["truncated"])
+    return _output(A, support, facts, surviving=surviving, candidates=n_candidates, scored=scored,
+                   points=points, opt_d=opt_d, lam_next=lam_next, exact=True,
+                   bound=_bound(opt_d, lam_next, slack_eig, k, d, deviation, dropped))
 
-    # ---------------------------------------------------------------- elimination (Algorithm 3)
+
+def _enumerate(runner, Vc, norms, cum_words, d, k, signed, tol, eliminate, deadline,
+               max_candidates):
+    """The passes of Algorithm 3 (made exact): grow the classes visited until none left out
+    can be a candidate. Returns (last pass's result, classes visited, points, complete)."""
+    G = len(norms)
     total_points = 0
-    complete = True
     t_min = 0.0  # proven lower bound on the k-th largest |V_j c| over the classes so far
     tau_prev = 0.0
-    if eliminate:
-        m = int(min(G, np.searchsorted(cum_words, k + d) + 1))
-    else:
-        m = G
+    m = int(min(G, np.searchsorted(cum_words, k + d) + 1)) if eliminate else G
     while True:
         pts = _n_points(m, d, signed)
         if pts > max_candidates and deadline is None:
@@ -442,8 +458,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         result = runner.run(m, deadline, t_min)
         total_points += result["points"]
         if not result["complete"]:
-            complete = False
-            break
+            return result, m, total_points, False
         if not eliminate or m == G:
             break
         tau = result["tau"]
@@ -467,30 +482,16 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
             raise SpcaParameterError(_refusal(d, k, int(cum_words[m_need - 1]),
                                               _n_points(m_need, d, signed)))
         m = m_next
-    if result["truncated"]:
-        complete = False
-    surviving = int(cum_words[m - 1])
+    return result, m, total_points, not result["truncated"]
 
-    # ---------------------------------------------------------------- scoring on A'
-    if result["pos"]:
-        pos = np.concatenate(result["pos"])
-        hsh = np.concatenate(result["hash"])
-        val = np.concatenate(result["val"])
-    else:
-        pos = np.empty((0, k), dtype=np.int64)
-        hsh = np.empty(0, dtype=np.uint64)
-        val = np.empty(0)
-    all_hash = np.concatenate(result["all_hash"]) if result["all_hash"] else np.empty(0, np.uint64)
-    n_candidates = int(np.unique(all_hash).size)
-    if len(val) == 0:
-        # time ran out before the first candidate: fall back to the top-k rows by norm
-        words = word_order[:k] if len(word_order) >= k else words_nz[:k]
-        out = finish_component(A, np.sort(words))
-        info.update(surviving_words=surviving, candidates=0, scored=0, intersections=total_points,
-                    exact=False, opt_d=None, apriori_ratio=_apriori(lam_next, out.value),
-                    time_limited=True)
-        out.info = info
-        return out
+
+def _best_candidate(A, result, word_order, k, gap, lam1):
+    """Score the candidates that can still win on A' itself (Algorithm 1's last step).
+
+    Returns (support, opt_d = best rank-d value, number of k x k eigenvalue solves)."""
+    pos = np.concatenate(result["pos"])
+    hsh = np.concatenate(result["hash"])
+    val = np.concatenate(result["val"])
     _, first = np.unique(hsh, return_index=True)
     pos, val = pos[first], val[first]
     opt_d = float(val.max())
@@ -525,25 +526,21 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         key = (-lam, tuple(cand.tolist()))
         if best_key is None or key < best_key:
             best_key = key
-    support = np.array(best_key[1], dtype=np.int64)
+    return np.array(best_key[1], dtype=np.int64), opt_d, scored
 
-    exact = complete
-    time_limited = not complete and not result["truncated"]
-    if result["truncated"]:
-        logger.warning("spannogram: a tie with more than %d resolutions was skipped; result is "
-                       "not certified", _ENUM_CAP)
-    bounds = []
-    if exact:
-        bound = _bound(opt_d, lam_next, slack_eig, k, d, deviation, dropped)
-        bounds = [(bound, f"rank-{d} spannogram + lambda_{d + 1}")]
-    out = finish_component(A, support, bounds=bounds)
-    info.update(surviving_words=surviving, candidates=n_candidates, scored=scored,
-                intersections=total_points, exact=exact, opt_d=opt_d if exact else None,
-                apriori_ratio=_apriori(lam_next, out.value), time_limited=time_limited,
-                seconds=round(time.perf_counter() - start, 6))
-    out.info = info
-    logger.info("spannogram rank %d: %d surviving words, %d points, %d candidates, %d scored",
-                d, surviving, total_points, n_candidates, scored)
+
+def _output(A, support, facts, *, surviving, candidates, scored, points, opt_d, lam_next,
+            exact, bound=None, time_limited=False):
+    """The one place a spannogram result is assembled (``exact``: optimal on A_d, the
+    enumeration finished; ``bound``: OPT_d + lambda_{d+1} when there is one)."""
+    out = finish_component(
+        A, support, bounds=[] if bound is None else [
+            (bound, f"rank-{facts['rank']} spannogram + lambda_{facts['rank'] + 1}")],
+        exact=exact, time_limited=time_limited,
+        info={**facts, "surviving_words": int(surviving), "candidates": int(candidates),
+              "scored": int(scored), "intersections": int(points),
+              "opt_d": opt_d if exact else None})
+    out.info["apriori_ratio"] = _apriori(lam_next, out.value)
     return out
 
 

@@ -240,7 +240,7 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
         Follow each run with the exact single-swap check; False gives plain Algorithm 1.
     time_limit : float, optional
         Seconds; checked between starts (the first start always finishes). Starts not run
-        are reported by a ConvergenceWarning and ``info["time_limited"]``.
+        are reported by a ConvergenceWarning and ``time_limited``.
 
     Returns
     -------
@@ -373,6 +373,5 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
             f"--max-iter (start{'s' if len(unconverged) > 1 else ''}: {', '.join(unconverged)})",
             ConvergenceWarning, stacklevel=2)
     info = {"init": best, "iterations": int(iters), "converged": bool(ok), "swaps": int(swaps),
-            "starts": {name: float(r[1]) for name, r in results.items()},
-            "time_limited": len(results) < len(starts)}
-    return finish_component(A, idx, info=info)
+            "starts": {name: float(r[1]) for name, r in results.items()}}
+    return finish_component(A, idx, time_limited=len(results) < len(starts), info=info)
