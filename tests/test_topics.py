@@ -96,7 +96,7 @@ def test_joint_solver_contract(solver):
     first, second = result.components
     assert not set(first.indices) & set(second.indices)
     assert set(first.indices.tolist()) == support
-    ub, _, ratio = result.total_bound
+    ub, ratio = result.total_bound.value, result.total_bound.certified_ratio
     assert ub >= result.total_explained_variance and 0 < ratio <= 1
 
 
