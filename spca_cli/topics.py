@@ -337,5 +337,5 @@ def _run_joint(solver, A0, eigen0, k, n_components, rank, random_state, time_lim
     notes = list(joint.notes)
     if joint.time_limited and not notes:
         notes.append(_time_limit_note(solver, "all components"))
-    return (found, _bounds.total_bounds(A0, k, n_components, eigen0, row=row0) + list(joint.bounds),
-            notes)
+    totals = _bounds.total_bounds(A0, k, n_components, eigen0, row=row0) + list(joint.bounds)
+    return found, totals, notes

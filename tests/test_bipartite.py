@@ -18,8 +18,8 @@ from spca_cli.matrix import Gram
 from spca_cli.solvers import SOLVERS
 from spca_cli.solvers.registry import REGISTRY
 from spca_cli.solvers._base import ConvergenceWarning
-from spca_cli.solvers.bipartite import (_CHUNK, _Problem, _run_chunk, bipartite, match_supports,
-                                        total_bounds)
+from spca_cli.bounds import total_bounds
+from spca_cli.solvers.bipartite import _CHUNK, _Problem, _run_chunk, bipartite, match_supports
 from spca_cli.solvers.threshold import threshold
 from spca_cli.spectrum import low_rank_factor, top_eigenpairs
 

@@ -20,7 +20,8 @@ What this module adds to the paper:
   unit vector on that support), not on the sketch, and the best total wins;
 * an exact reduction of each matching to a few hundred words (see :func:`_top_lists`), and a
   pool of the words with the largest ||v_i|| that makes the reduction cheap (see ``_Problem``);
-* certified upper bounds on the best achievable total (see :func:`total_bounds`).
+* certified upper bounds on the best achievable total (:func:`spca_cli.bounds.total_bounds`,
+  where every bound on a total of disjoint topics lives).
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
+from spca_cli.bounds import total_bounds
 from spca_cli.errors import SpcaParameterError
 from spca_cli.solvers._base import (ConvergenceWarning, JointOutput, check_float, check_int,
                                     check_k, finish_component, leading_eigvec)
 from spca_cli.spectrum import low_rank_factor, top_eigenpairs
 
-__all__ = ["bipartite", "match_supports", "total_bounds", "DEFAULT_SAMPLES"]
+__all__ = ["bipartite", "match_supports", "DEFAULT_SAMPLES"]
 
 #: Samples of C when ``samples`` is None: about 1.5 s on KOS (K = 8, k = 10) on one free core;
 #: with the refinement its total there is within 0.1% of what 20,000 samples reach
@@ -126,88 +128,6 @@ def _match(w2, words, k):
     order = np.argsort(c_ind, kind="stable")
     supports = np.sort(words[r_ind[order]].reshape(K, k), axis=1)
     return supports, value
-
-
-# ---------------------------------------------------------------------------------------------
-# Bounds on the best total
-# ---------------------------------------------------------------------------------------------
-def _top_sum(values, count):
-    count = min(int(count), values.size)
-    if count <= 0:
-        return 0.0
-    return float(np.sum(np.partition(values, values.size - count)[values.size - count:]))
-
-
-def _ky_fan(theta, resid, start, count):
-    """sum_{i=start}^{start+count-1} (theta_i + r_i), using the last computed pair beyond the end.
-
-    Eigenvalues only decrease, so lambda_i <= lambda_last for every i past the computed ones.
-    """
-    idx = np.minimum(np.arange(start, start + count), theta.size - 1)
-    return float(np.sum(theta[idx] + resid[idx]))
-
-
-def total_bounds(A, k, n_components, eigen):
-    """Upper bounds on max sum_j x_j^T A x_j over K disjoint k-sparse unit vectors.
-
-    Each is a ``(value, source)`` pair; every value is >= that optimum, with the stated proof.
-    Disjoint supports make the x_j orthonormal, and their union U has K k words.
-
-    * Ky Fan: sum_j x_j^T A x_j <= lambda_1 + ... + lambda_K (plus the eigensolver residuals).
-    * trace: x_j^T A x_j <= lambda_max(A_Ij) <= trace(A_Ij) for PSD A, so the total is at most
-      trace(A_U) <= the sum of the K k largest diagonal entries.
-    * split at p: A = A_p + E with A_p = sum_{i<=p} theta_i v_i v_i^T and E = A - A_p, both PSD
-      (up to the eigensolver residuals). The total splits as sum_j x_j^T A_p x_j +
-      sum_j x_j^T E x_j, and each part is bounded by Ky Fan or by the trace of its own diagonal,
-      whichever is smaller:  min(theta_1 + ... + theta_min(p,K), top-Kk diag(A_p))
-      + min(lambda_{p+1} + ... + lambda_{p+K}, top-Kk diag(E)). The first term is a provable
-      upper bound on the sketch optimum OPT_p, so this is the "OPT_sketch + spectral tail"
-      bound of the paper's Remark 9.2 with an OPT_sketch we can certify (the best sampled value
-      is a lower bound on OPT_sketch, never an upper one, so it is not used). Residuals: with R
-      the residual matrix of the first p pairs and P the projector on them,
-      E = P_perp A P_perp + D with ||D||_2 <= 3 ||R||_F =: delta (D collects P A P - A_p and the
-      two cross terms P A P_perp, each of norm <= ||R||), so each x_j^T E x_j carries + delta,
-      and each diagonal entry of E differs from that of the PSD P_perp A P_perp by <= delta.
-
-    Eigenvalue-based terms assume, as everywhere in spca, that the computed pairs are the
-    leading ones (the eigensolver converged); each theta_i enters with its residual.
-
-    Parameters
-    ----------
-    A : Gram
-        The operator of shape (n_words, n_words); only its active words count.
-    k, n_components : int
-        Words per component and number of components K.
-    eigen : Eigen
-        Leading eigenpairs of ``A`` (at least K of them for the Ky Fan bound).
-
-    Returns
-    -------
-    list of (float, str)
-    """
-    K = int(n_components)
-    theta = np.asarray(eigen.values, dtype=np.float64)
-    resid = np.asarray(eigen.residuals, dtype=np.float64)
-    active = A.active()
-    diag = A.diagonal()
-    out = []
-    if theta.size >= K:
-        out.append((_ky_fan(theta, resid, 0, K), f"sum of top-{K} eigenvalues (Ky Fan)"))
-    out.append((_top_sum(diag[active], K * k), f"sum of the {K * k} largest diagonal entries"))
-    best = None
-    diag_p = np.zeros_like(diag)
-    for p in range(1, theta.size):
-        v = eigen.vectors[:, p - 1]
-        diag_p = diag_p + theta[p - 1] * v * v  # diag(A_p), accumulated
-        delta = 3.0 * float(np.sqrt(np.sum(resid[:p] ** 2)))
-        head = min(float(np.sum(theta[:min(p, K)])), _top_sum(diag_p[active], K * k))
-        tail_diag = _top_sum(np.maximum(diag - diag_p, 0.0)[active], K * k) + K * k * delta
-        tail = min(_ky_fan(theta, resid, p, K), tail_diag) + K * delta
-        if best is None or head + tail < best[0]:
-            best = (head + tail, p)
-    if best is not None:
-        out.append((best[0], f"rank-{best[1]} split: sketch part + spectral tail"))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,9 +310,10 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
     JointOutput
         ``components``: K :class:`SolverOutput` by decreasing explained variance, each the
         leading eigenvector of A on its support; ``bounds``: upper bounds on the best total
-        (:func:`total_bounds`); ``time_limited``; ``info``: ``samples`` (drawn), ``rank``,
-        ``sketch_value`` (the best matching weight, eq. 7, over all samples: a lower bound on
-        the sketch optimum), ``total_value``, ``sampled_value`` (the best total before refinement),
+        (:func:`spca_cli.bounds.total_bounds`); ``time_limited``; ``info``: ``samples``
+        (drawn), ``rank``, ``sketch_value`` (the best matching weight, eq. 7, over all
+        samples: a lower bound on the sketch optimum), ``total_value``, ``sampled_value`` (the
+        best total before refinement),
         ``best_sample``, ``refine_steps``, ``polish_steps`` (components improved by the polish)
         and ``start`` (``"sampling"`` or ``"deflation"``: which polished start won),
         ``pool_words``, ``pool_fallbacks``, ``n_jobs``.
