@@ -266,6 +266,61 @@ def _check_n_jobs(n_jobs):
     return (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
 
 
+def _sample(prob, V, r, K, samples, refine, n_jobs, rng, deadline):
+    """Algorithm 1: draw ``samples`` matrices C (in chunks, threads over chunks), keep the best
+    matching; then Algorithm 2's refinement from the best sample of ``refine`` chunks."""
+    n_chunks = math.ceil(samples / _CHUNK)
+    best, done, fallbacks, sketch, submitted = None, 0, 0, -np.inf, 0
+    starts = []  # (total, sample number, supports) of each chunk's best sample
+    timed_out = False
+    executor = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
+    pending = deque()
+    # Every BLAS call here is tiny (inner dimension r): OpenBLAS's own threads only add
+    # overhead, and on a busy machine made the (B K x r) @ (r x m) product ~40x slower; the
+    # parallelism is ours (threads over chunks), so BLAS runs single-threaded meanwhile.
+    blas = threadpool_limits(limits=1, user_api="blas")
+    try:
+        while (submitted < n_chunks and not timed_out) or pending:
+            # keep a few chunks in flight; C is drawn here, in chunk order, from the one rng
+            while (submitted < n_chunks and len(pending) < 2 * n_jobs and not timed_out):
+                B = min(_CHUNK, samples - submitted * _CHUNK)
+                C = _draw(rng, B, r, K)
+                args = (prob, submitted * _CHUNK, C, deadline)
+                pending.append(executor.submit(_run_chunk, *args) if executor
+                               else _Immediate(_run_chunk(*args)))
+                submitted += 1
+            res = pending.popleft().result()
+            done += res["done"]
+            fallbacks += res["fallbacks"]
+            if res["done"]:
+                sketch = max(sketch, res["sketch"])
+                starts.append((res["total"], res["index"], res["supports"]))
+                # chunks are merged in sample order and only a strictly larger total wins,
+                # so the winner is the lowest-numbered best sample whatever n_jobs is
+                if best is None or res["total"] > best["total"]:
+                    best = res
+            if deadline is not None and time.perf_counter() > deadline:
+                timed_out = True
+
+        refined = 0
+        best_supports, best_total = best["supports"], best["total"]
+        if refine:
+            starts.sort(key=lambda s: (-s[0], s[1]))
+            for total, _, supports in starts[:refine]:
+                if deadline is not None and time.perf_counter() > deadline:
+                    break
+                total, supports, steps = _refine(prob, V, supports, total, deadline)
+                refined += steps
+                if total > best_total:
+                    best_total, best_supports = total, supports
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        blas.restore_original_limits()
+    return {"best": best, "supports": best_supports, "done": done, "fallbacks": fallbacks,
+            "sketch": sketch, "refined": refined}
+
+
 def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=None,
               random_state=0, n_jobs=1, refine=DEFAULT_REFINE):
     """K sparse components with disjoint supports, jointly, by bipartite matchings.
@@ -371,55 +426,9 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
     prob = _Problem(A, V, k, K)
 
     deadline = None if time_limit is None else time.perf_counter() + time_limit
-    n_chunks = math.ceil(samples / _CHUNK)
-    best, done, fallbacks, sketch, submitted = None, 0, 0, -np.inf, 0
-    starts = []  # (total, sample number, supports) of each chunk's best sample
-    timed_out = False
-    executor = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
-    pending = deque()
-    # Every BLAS call here is tiny (inner dimension r): OpenBLAS's own threads only add
-    # overhead, and on a busy machine made the (B K x r) @ (r x m) product ~40x slower; the
-    # parallelism is ours (threads over chunks), so BLAS runs single-threaded meanwhile.
-    blas = threadpool_limits(limits=1, user_api="blas")
-    try:
-        while (submitted < n_chunks and not timed_out) or pending:
-            # keep a few chunks in flight; C is drawn here, in chunk order, from the one rng
-            while (submitted < n_chunks and len(pending) < 2 * n_jobs and not timed_out):
-                B = min(_CHUNK, samples - submitted * _CHUNK)
-                C = _draw(rng, B, r, K)
-                args = (prob, submitted * _CHUNK, C, deadline)
-                pending.append(executor.submit(_run_chunk, *args) if executor
-                               else _Immediate(_run_chunk(*args)))
-                submitted += 1
-            res = pending.popleft().result()
-            done += res["done"]
-            fallbacks += res["fallbacks"]
-            if res["done"]:
-                sketch = max(sketch, res["sketch"])
-                starts.append((res["total"], res["index"], res["supports"]))
-                # chunks are merged in sample order and only a strictly larger total wins,
-                # so the winner is the lowest-numbered best sample whatever n_jobs is
-                if best is None or res["total"] > best["total"]:
-                    best = res
-            if deadline is not None and time.perf_counter() > deadline:
-                timed_out = True
-        time_limited = done < samples
-
-        refined = 0
-        best_supports, best_total = best["supports"], best["total"]
-        if refine:
-            starts.sort(key=lambda s: (-s[0], s[1]))
-            for total, _, supports in starts[:refine]:
-                if deadline is not None and time.perf_counter() > deadline:
-                    break
-                total, supports, steps = _refine(prob, V, supports, total, deadline)
-                refined += steps
-                if total > best_total:
-                    best_total, best_supports = total, supports
-    finally:
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
-        blas.restore_original_limits()
+    sampled = _sample(prob, V, r, K, samples, refine, n_jobs, rng, deadline)
+    best, best_supports = sampled["best"], sampled["supports"]
+    time_limited = sampled["done"] < samples
 
     # the polish: one component at a time, on A without the other components' words, from
     # the sampled supports and from one-by-one deflation; the better total is kept, so the
@@ -437,15 +446,19 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
     components = [finish_component(A, s) for s in best_supports]
     order = sorted(range(K), key=lambda j: (-components[j].value, int(components[j].indices.min())))
     components = [components[j] for j in order]
-    info = {"samples": int(done), "rank": int(r), "sketch_value": float(sketch),
+    info = {"samples": int(sampled["done"]), "rank": int(r),
+            "sketch_value": float(sampled["sketch"]),
             "total_value": float(sum(c.value for c in components)),
             "sampled_value": float(best["total"]), "best_sample": int(best["index"]),
-            "refine_steps": int(refined), "polish_steps": int(polish_steps + deflation_steps),
+            "refine_steps": int(sampled["refined"]),
+            "polish_steps": int(polish_steps + deflation_steps),
             "start": start,
-            "pool_words": int(prob.pool.size), "pool_fallbacks": int(fallbacks), "n_jobs": n_jobs}
+            "pool_words": int(prob.pool.size), "pool_fallbacks": int(sampled["fallbacks"]),
+            "n_jobs": n_jobs}
     if time_limited:
-        warnings.warn(f"bipartite: time limit of {time_limit:g} s reached after {done} of "
-                      f"{samples} samples; increase --time-limit to try them all.",
+        warnings.warn(f"bipartite: time limit of {time_limit:g} s reached after "
+                      f"{sampled['done']} of {samples} samples; increase --time-limit to try "
+                      "them all.",
                       ConvergenceWarning, stacklevel=2)
     return JointOutput(components=components, bounds=total_bounds(A, k, K, eigen),
                        time_limited=bool(time_limited), info=info)
