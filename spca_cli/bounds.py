@@ -200,6 +200,12 @@ def certified_ratio(value, bound, *, rtol=1e-9):
 
 
 # ---------------------------------------------------------------------- weighted row-sum bound
+def _fits_float32(values):
+    """True when float32 holds every one of ``values`` exactly (beyond its range: False, quietly)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.array_equal(values.astype(np.float32), values))
+
+
 class RowModel:
     """|A'| restricted to the words that can matter, in the form the row-bound kernels take.
 
@@ -245,8 +251,10 @@ class RowModel:
         for lo in range(0, h, block):
             part = words[in_h[lo:lo + block]]
             rows = np.abs(A.columns(part)[words]).T
-            if CT.dtype == np.float32 and not np.array_equal(rows.astype(np.float32), rows):
-                CT = CT.astype(np.float64)
+            if CT.dtype == np.float32 and not _fits_float32(rows):
+                wide = np.empty(CT.shape)
+                wide[:lo] = CT[:lo]  # only the rows written so far: the rest is not initialised
+                CT = wide
             CT[lo:lo + part.size] = rows
         hpos = np.full(words.size, -1, dtype=np.int64)
         hpos[in_h] = np.arange(h)

@@ -120,3 +120,18 @@ def test_csc_copy_has_32_bit_positions_and_exact_products(kos_S):
     assert np.array_equal(cols, dense)
     np.testing.assert_allclose(backend.sparse_matvec(idx, w), dense @ w, rtol=1e-12)
     np.testing.assert_array_equal(backend.submatrix(idx), dense[idx])
+
+
+def test_float64_rows_after_float32_ones_leave_no_warning(recwarn):
+    # the first exact rows fit float32, a later one does not: the switch copies only the rows
+    # written so far (a cast of the uninitialised rest warned "invalid value", a run's note)
+    S = sp.csr_array(np.array([[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0],
+                               [1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 0.1]]))
+    A = Gram.from_documents(S)
+    columns = np.abs(A.to_dense())
+    # words 0 and 1 co-occur in counts only; word 2 meets word 3's weight 0.1
+    assert [np.array_equal(c.astype(np.float32), c) for c in columns] == [True, True, False, False]
+    model = RowModel.of(A, exact_rows=4)
+    assert model.CT.dtype == np.float64
+    assert np.array_equal(model.CT, columns)
+    assert not [w for w in recwarn.list if issubclass(w.category, RuntimeWarning)]
