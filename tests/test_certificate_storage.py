@@ -1,0 +1,137 @@
+"""How the certificate and the block products store their numbers (issue 19's memory target):
+the same values as before in less memory.
+
+* the certificate's exact rows are float32 exactly when float32 holds them (counts), and the
+  bound is then bit for bit the one of float64 rows;
+* restricting a model row by row gives the rows fancy indexing gives;
+* more exact rows come in two steps, and the bound stays above the brute-force optimum;
+* block products over slices of the documents equal the whole product; the CSC copy has 32-bit
+  positions and its k-sparse products equal dense algebra.
+
+Real data: the KOS blog corpus (UCI bag of words, ../shared/data) when present.
+"""
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spca_cli.backend as backend_module
+import spca_cli.bounds as bounds_module
+from spca_cli.bounds import RowModel, row_certificate, weighted_row_bound
+from spca_cli.corpus import read_corpus
+from spca_cli.matrix import Gram
+
+
+@pytest.fixture
+def kos_S(kos_docword):
+    return read_corpus(str(kos_docword)).S
+
+
+def _float64_copy(model):
+    return RowModel(model.words, model.diag, np.ascontiguousarray(model.CT, dtype=np.float64),
+                    model.hpos, model.hrow)
+
+
+def test_count_rows_are_float32_and_give_the_float64_bound(kos_S):
+    A = Gram.from_documents(kos_S).remove(np.arange(10))
+    model = RowModel.of(A, exact_rows=300)
+    assert model.CT.dtype == np.float32
+    wide = _float64_copy(model)
+    assert np.array_equal(wide.CT, np.abs(A.columns(model.words[model.hrow])[model.words]).T)
+    for k in (2, 10):
+        narrow_bound = weighted_row_bound(model, k, totals=(5,))
+        wide_bound = weighted_row_bound(wide, k, totals=(5,))
+        assert narrow_bound.value == wide_bound.value
+        assert narrow_bound.totals == wide_bound.totals
+        assert np.array_equal(narrow_bound.weights, wide_bound.weights)
+
+
+def test_rows_float32_would_round_stay_float64(kos_S):
+    # tf-idf-like weights: products of non-dyadic numbers, which float32 cannot hold
+    S = kos_S[:, :400].astype(np.float64) * (1.0 / 3.0)
+    model = RowModel.of(Gram.from_documents(S), exact_rows=50)
+    assert model.CT.dtype == np.float64
+    A = Gram.from_documents(S)
+    assert np.array_equal(model.CT, np.abs(A.columns(model.words[model.hrow])[model.words]).T)
+
+
+def test_restrict_row_by_row_equals_fancy_indexing(kos_S):
+    model = RowModel.of(Gram.from_documents(kos_S), exact_rows=200)
+    keep = np.random.default_rng(0).random(model.size) < 0.7
+    small = model.restrict(keep)
+    kept_h = keep[model.hrow]
+    assert small.CT.dtype == model.CT.dtype
+    assert np.array_equal(small.CT, model.CT[kept_h][:, keep])
+    assert np.array_equal(small.words, model.words[keep])
+    assert np.array_equal(small.words[small.hrow], model.words[model.hrow[kept_h]])
+
+
+def _brute(A, k):
+    D = A.to_dense()
+    words = np.flatnonzero(A.active())
+    return max(np.linalg.eigvalsh(D[np.ix_(I, I)])[-1] for I in combinations(words.tolist(), k))
+
+
+def test_exact_rows_come_in_two_steps_and_stay_upper_bounds(monkeypatch):
+    # short binary documents over a flat vocabulary: Cauchy-Schwarz pairs are far too high, so
+    # the certificate asks for more exact rows (budgets scaled down to a 14-word matrix)
+    rng = np.random.default_rng(3)
+    S = sp.csr_array((rng.random((300, 14)) < 0.3).astype(np.float64))
+    A = Gram.from_documents(S)
+    sizes = []
+    original = bounds_module.weighted_row_bound
+
+    def recorded(model, k, **kwargs):
+        sizes.append(model.hrow.size)
+        return original(model, k, **kwargs)
+
+    monkeypatch.setattr(bounds_module, "EXACT_ROWS", 2)
+    monkeypatch.setattr(bounds_module, "_EXACT_ENTRIES", 14 * 14)
+    monkeypatch.setattr(bounds_module, "_ESCALATION_ENTRIES", (14 * 7, 14 * 14))
+    monkeypatch.setattr(bounds_module, "weighted_row_bound", recorded)
+    k = 3
+    certificate = row_certificate(A, k)
+    assert sizes[0] == 2
+    assert sizes[1:] in ([7], [7, 14])  # half the entries first, all of them only if still asked
+    assert certificate.bound.value >= _brute(A, k) * (1 - 1e-12)
+
+
+def test_sliced_block_products_equal_the_whole(kos_S, monkeypatch):
+    X = np.random.default_rng(1).standard_normal((kos_S.shape[1], 6))
+    whole = backend_module.LocalBackend(S=kos_S).matmat(X)
+    monkeypatch.setattr(backend_module, "_PRODUCT_BYTES", 8 * 6 * 500)  # slices of 500 documents
+    sliced = backend_module.LocalBackend(S=kos_S).matmat(X)
+    assert not np.array_equal(sliced, whole)  # the sums were formed in another order...
+    np.testing.assert_allclose(sliced, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
+    vector = backend_module.LocalBackend(S=kos_S).matmat(X[:, 0])  # ...and one vector too
+    assert vector.shape == (kos_S.shape[1],)
+    np.testing.assert_allclose(vector, whole[:, 0], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
+
+
+def test_csc_copy_has_32_bit_positions_and_exact_products(kos_S):
+    backend = backend_module.LocalBackend(S=kos_S)
+    idx = np.array([5, 17, 300], dtype=np.int64)
+    w = np.array([1.0, -2.0, 0.5])
+    cols = backend.columns(idx)
+    assert backend._documents_by_word().indices.dtype == np.int32
+    dense = (kos_S.T @ kos_S[:, idx]).toarray()
+    assert np.array_equal(cols, dense)
+    np.testing.assert_allclose(backend.sparse_matvec(idx, w), dense @ w, rtol=1e-12)
+    np.testing.assert_array_equal(backend.submatrix(idx), dense[idx])
+
+
+def test_float64_rows_after_float32_ones_leave_no_warning(recwarn):
+    # the first exact rows fit float32, a later one does not: the switch copies only the rows
+    # written so far (a cast of the uninitialised rest warned "invalid value", a run's note)
+    S = sp.csr_array(np.array([[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0],
+                               [1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 0.1]]))
+    A = Gram.from_documents(S)
+    columns = np.abs(A.to_dense())
+    # words 0 and 1 co-occur in counts only; word 2 meets word 3's weight 0.1
+    assert [np.array_equal(c.astype(np.float32), c) for c in columns] == [True, True, False, False]
+    model = RowModel.of(A, exact_rows=4)
+    assert model.CT.dtype == np.float64
+    assert np.array_equal(model.CT, columns)
+    assert not [w for w in recwarn.list if issubclass(w.category, RuntimeWarning)]
