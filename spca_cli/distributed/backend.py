@@ -21,6 +21,8 @@ __all__ = ["DaskBackend", "Shard", "make_shards"]
 
 # Memory for columns A[:, j] kept on the client for every view of one A (as LocalBackend).
 _COLUMN_CACHE_BYTES = 256 << 20
+# Columns fetched in one round trip when fewer are asked for (see DaskBackend._read_ahead).
+_READ_AHEAD = 64
 
 
 class Shard:
@@ -143,16 +145,33 @@ class DaskBackend:
         cache = self._columns
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         if missing.size:
-            block = self._sum("columns", missing)
             room = _COLUMN_CACHE_BYTES // (8 * max(self.n, 1)) - len(cache)
-            fresh = {j: np.ascontiguousarray(block[:, t]) for t, j in enumerate(missing.tolist())}
-            if room < missing.size:
+            ahead = self._read_ahead(missing, room)
+            asked = np.concatenate([missing, ahead])
+            block = self._sum("columns", asked)
+            fresh = {j: np.ascontiguousarray(block[:, t]) for t, j in enumerate(asked.tolist())}
+            if room >= asked.size:
+                cache.update(fresh)
+                fresh = {}
+            if fresh:
                 return np.column_stack([cache[j] if j in cache else fresh[j]
                                         for j in idx.tolist()])
-            cache.update(fresh)
         if idx.size == 0:
             return np.zeros((self.n, 0))
         return np.column_stack([cache[j] for j in idx.tolist()])
+
+    def _read_ahead(self, missing, room):
+        """Words whose columns to fetch along with ``missing``: the certificate asks for the
+        columns of the words of largest diagonal one at a time, and each round trip to the
+        workers costs tens of milliseconds, so a small request also brings the next words of
+        largest diagonal not cached yet (up to :data:`_READ_AHEAD` columns in all)."""
+        count = min(_READ_AHEAD - missing.size, room - missing.size)
+        if count <= 0:
+            return np.zeros(0, dtype=np.int64)
+        order = np.argsort(-self.diagonal(), kind="stable")
+        taken = set(self._columns) | set(missing.tolist())
+        ahead = [j for j in order[:len(taken) + count].tolist() if j not in taken][:count]
+        return np.array(ahead, dtype=np.int64)
 
     def is_nonnegative(self):
         if self._nonnegative is None:
