@@ -322,7 +322,7 @@ def load_corpus_folder(client, folder):
     blocks = [client.submit(_load_block, p, shared, pure=False) for p in paths]
     rows = client.gather([client.submit(lambda b: int(b.S.shape[0]), b, pure=False)
                           for b in blocks])
-    return DistributedCorpus(client, blocks, vocabulary, rows=rows, kind=manifest["kind"],
+    return DistributedCorpus(client, blocks, vocabulary, rows=rows, kind="corpus",
                              path=str(folder), options=manifest["options"],
                              paths=[str(folder)], timed=manifest["timed"],
                              has_texts=manifest["has_texts"], has_ids=manifest["has_ids"])
