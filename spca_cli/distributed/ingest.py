@@ -185,6 +185,8 @@ def _row_block(counts, vocabulary, weighting, idf):
 def _weight(S, weighting, idf):
     from spca_cli.corpus.tokenize import apply_weighting
 
+    if S.shape[0] == 0:  # a block the filters emptied
+        return S
     if weighting != "tfidf":
         return apply_weighting(S, weighting)
     # scikit-learn's TfidfTransformer with the idf of the whole corpus (a block alone would
@@ -192,7 +194,9 @@ def _weight(S, weighting, idf):
     from sklearn.preprocessing import normalize
 
     out = sp.csr_array(S @ sp.diags_array(idf), dtype=np.float64)
-    return sp.csr_array(normalize(out, norm="l2", copy=False), dtype=np.float64)
+    out = sp.csr_array(normalize(out, norm="l2", copy=False), dtype=np.float64)
+    out.sort_indices()  # a sparse product leaves each row's columns in any order
+    return out
 
 
 def _idf(df, n_documents):
