@@ -63,6 +63,18 @@ def parts(tmp_path_factory, request):
     return str(folder / "part-*")
 
 
+@pytest.fixture(scope="module")
+def one_process(parts):
+    """The parts read by the single-process ingest."""
+    return load_input(parts)
+
+
+@pytest.fixture(scope="module")
+def remote(cluster, parts):
+    """The parts read on the cluster, plain files in several byte ranges each."""
+    return read_distributed(cluster, parts, split_bytes=_SPLIT)
+
+
 @pytest.fixture
 def small_ranges(monkeypatch):
     """Split the plain files into several byte ranges, as big files are."""
@@ -93,9 +105,8 @@ def test_partitions_split_plain_files_only(parts, small_ranges):
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
 
 
-def test_same_corpus_as_one_process(cluster, parts, small_ranges):
-    one = load_input(parts)
-    distributed = read_distributed(cluster, parts)
+def test_same_corpus_as_one_process(one_process, remote):
+    one, distributed = one_process, remote
     assert len(distributed.blocks) > len(_NAMES)  # byte ranges were read as partitions
     got = distributed.to_corpus()
     assert got.S.shape == one.S.shape == (14640, 5277)
@@ -122,10 +133,9 @@ def test_filters_run_on_the_workers(cluster, parts, small_ranges):
     assert list(got.ids) == list(one.ids)
 
 
-def test_backend_answers_as_local(cluster, parts):
-    one = load_input(parts)
-    local, remote = Gram.from_documents(one.S), Gram.from_backend(
-        read_distributed(cluster, parts).backend)
+def test_backend_answers_as_local(one_process, remote):
+    one = one_process
+    local, remote = Gram.from_documents(one.S), Gram.from_backend(remote.backend)
     X = np.random.default_rng(0).standard_normal((one.n_words, 8))
     assert np.allclose(remote.matmat(X), local.matmat(X), rtol=1e-12, atol=1e-9)
     idx = np.array([0, 17, 4000, 5276])
@@ -167,7 +177,7 @@ def _assert_same(a, b, where="$"):
 
 
 def test_topics_json_as_one_process(cluster, parts, tmp_path):
-    args = ["topics", parts, "--solver", "tpower", "-k", "6", "-c", "3", "--format", "json",
+    args = ["topics", parts, "--solver", "tpower", "-k", "5", "-c", "2", "--format", "json",
             "--documents", "3", "-q"]
     one = spca(*args, "--assignments", tmp_path / "one.csv")
     assert one.exit_code == 0, one.output
