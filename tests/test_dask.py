@@ -79,6 +79,7 @@ def remote(cluster, parts):
 def small_ranges(monkeypatch):
     """Split the plain files into several byte ranges, as big files are."""
     monkeypatch.setattr("spca_cli.distributed.ingest.SPLIT_BYTES", _SPLIT)
+    monkeypatch.setattr("spca_cli.distributed.ingest.MIN_SPLIT_BYTES", _SPLIT)
 
 
 @pytest.fixture(autouse=True)
@@ -88,6 +89,17 @@ def no_scheduler_variable(monkeypatch):
 
 def _address(client):
     return client.scheduler.address
+
+
+def test_split_size_gives_each_worker_two_ranges(tmp_path):
+    from spca_cli.distributed.ingest import MIN_SPLIT_BYTES, SPLIT_BYTES, split_size
+
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"a line of text\n" * 1_000_000)  # 15 MB
+    assert split_size([str(path)], "text", 2) == 15_000_000 // 4
+    assert split_size([str(path)], "text", 100) == MIN_SPLIT_BYTES
+    assert split_size([str(path)], "text", 1) == 15_000_000 // 2
+    assert split_size([str(path)], "csv", 2) == SPLIT_BYTES  # CSV files are never split
 
 
 def test_partitions_split_plain_files_only(parts, small_ranges):

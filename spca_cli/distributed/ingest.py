@@ -43,9 +43,12 @@ __all__ = ["read_distributed", "SPLIT_BYTES", "plan_partitions"]
 
 logger = logging.getLogger(__name__)
 
-#: An uncompressed JSON-lines or text file is cut into byte ranges of about this size, one
-#: partition (task) each: big enough that a task's fixed cost is small beside its reading.
+#: An uncompressed JSON-lines or text file is cut into byte ranges of at most about this size,
+#: one partition (task) each: big enough that a task's fixed cost is small beside its reading;
+#: smaller when that gives fewer than two partitions per worker (:func:`split_size`).
 SPLIT_BYTES = 64 << 20
+#: ... but never below this: a 1 MB range is read in tens of milliseconds.
+MIN_SPLIT_BYTES = 1 << 20
 
 
 @dataclass
@@ -72,6 +75,16 @@ class Counts:
     skipped: int
     dropped: int
     meta: dict
+
+
+def split_size(paths, kind, workers):
+    """Bytes per range: :data:`SPLIT_BYTES`, or less so that the plain files give at least two
+    ranges per worker (a worker slowed by a busy machine then takes fewer of them)."""
+    if kind not in ("jsonl", "text"):
+        return SPLIT_BYTES
+    plain = sum(os.path.getsize(p) for p in paths if not is_gzip(p))
+    wanted = -(-plain // max(2 * workers, 1))
+    return max(MIN_SPLIT_BYTES, min(SPLIT_BYTES, wanted))
 
 
 def plan_partitions(paths, kind, *, text_column=None, time_column=None, languages=(),
@@ -251,8 +264,10 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
     analyzer = make_analyzer(int(settings["min_length"]), settings["stopwords"], ngram_range)
     tokens = [_contains_token(word, analyzer, settings) for word in contains]
 
+    workers = len(client.scheduler_info(n_workers=-1)["workers"]) or 1
     plan = plan_partitions(files, kind, text_column=text_column, time_column=time_column,
-                           languages=lang, split_bytes=split_bytes)
+                           languages=lang,
+                           split_bytes=split_bytes or split_size(files, kind, workers))
     read = [client.submit(_read_partition, part, analyzer.settings, lo, hi, text_column,
                           time_column, lang, pure=False) for part in plan]
     _raise_first_error(client, read, plan, analyzer.settings, lo, hi, text_column,
