@@ -302,7 +302,10 @@ def ingest(inputs, output, quiet, scheduler, **ingest_kwargs):
 
     distributed = scheduler_address(scheduler) is not None
     if distributed:  # a folder of row blocks
+        from spca_cli.distributed.corpus import check_blocks_output
+
         check_output_folder(output, input_files(inputs, **ingest_kwargs))
+        check_blocks_output(output)
     else:
         check_output_file(output, input_files(inputs, **ingest_kwargs))
     start = time.perf_counter()

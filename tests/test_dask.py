@@ -275,6 +275,17 @@ def test_scheduler_errors(cluster, parts, monkeypatch):
     assert_error(spca("info", parts), "--scheduler local:N needs N >= 1, got local:0")
 
 
+def test_ingest_refuses_a_folder_it_would_overwrite(cluster, parts, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "todo.txt").write_text("keep me\n")
+    assert_error(spca("ingest", parts, "-o", folder, "--scheduler", _address(cluster)),
+                 f"{folder}: exists and is not an empty folder or a saved corpus folder; give "
+                 "a new name")
+    assert sorted(os.listdir(folder)) == ["todo.txt"]
+    assert (folder / "todo.txt").read_text() == "keep me\n"
+
+
 def test_without_the_extra_scheduler_says_how_to_install(parts, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
     assert_error(spca("info", parts, "--scheduler", "local:2"), INSTALL_HINT)

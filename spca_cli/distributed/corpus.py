@@ -242,10 +242,7 @@ class DistributedCorpus:
         never sees half a corpus and an earlier one stays whole if this fails."""
         folder = os.path.abspath(os.fspath(folder))
         parent = os.path.dirname(folder)
-        if os.path.exists(folder) and not (is_corpus_folder(folder) or (
-                os.path.isdir(folder) and not os.listdir(folder))):
-            raise SpcaOutputError(folder, "exists and is not an empty folder or a saved "
-                                          "corpus folder; give a new name")
+        check_blocks_output(folder)
         try:
             work = tempfile.mkdtemp(prefix=".spca-blocks-", dir=parent)
         except OSError as exc:
@@ -279,6 +276,16 @@ def _support(component):
     if isinstance(component, dict):
         return component["indices"], component["weights"]
     return component.indices, component.weights
+
+
+def check_blocks_output(folder):
+    """Refuse, before any work, an output that is neither new, nor an empty folder, nor a saved
+    corpus folder (which is then replaced whole)."""
+    folder = os.fspath(folder)
+    if os.path.exists(folder) and not (is_corpus_folder(folder) or (
+            os.path.isdir(folder) and not os.listdir(folder))):
+        raise SpcaOutputError(folder, "exists and is not an empty folder or a saved corpus "
+                                      "folder; give a new name")
 
 
 def _umask():
