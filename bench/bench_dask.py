@@ -66,6 +66,14 @@ def child(path, workers):
         corpus = read_corpus(path)
         out["ingest"] = time.perf_counter() - start
         gram = Gram.from_documents(corpus.S)
+        X = np.random.default_rng(0).standard_normal((gram.n, PRODUCT_BLOCK))
+        gram.matmat(X)
+        walls = []
+        for _ in range(10):
+            t = time.perf_counter()
+            gram.matmat(X)
+            walls.append(time.perf_counter() - t)
+        out["product_wall"] = float(np.median(walls))
         out["run"] = _run(gram, corpus, out, top_eigenpairs, single_call_method, run_topics)
         print(json.dumps(out), flush=True)
         return
@@ -173,7 +181,8 @@ def main(argv=None):
     same = all(r["words_found"] == rows[0]["words_found"] for r in rows)
     print(f"\nsame topics in every configuration: {same}")
     for r in rows:
-        print(f"workers={r['workers']}: eigen step {r['eigen_products']} products; topics "
+        print(f"workers={r['workers']}: product with an n x {PRODUCT_BLOCK} block "
+              f"{1e3 * r['product_wall']:.0f} ms; eigen step {r['eigen_products']} products; topics "
               f"stages {r['run']}" + (f"; cluster start {r['cluster_start']:.1f} s, "
                                       f"{r['blocks']} row blocks" if r["workers"] else ""))
     return 0 if same else 1
