@@ -291,3 +291,23 @@ def test_without_the_extra_scheduler_says_how_to_install(parts, monkeypatch):
     assert_error(spca("info", parts, "--scheduler", "local:2"), INSTALL_HINT)
     # and without --scheduler nothing needs it
     assert spca("info", parts, "--format", "json", "-q").exit_code == 0
+
+
+def test_a_lost_worker_is_one_error_line():
+    from types import SimpleNamespace
+
+    from distributed.scheduler import KilledWorker
+
+    from spca_cli.distributed import gather
+    from spca_cli.errors import SpcaError
+
+    class LostWorkers:
+        def gather(self, futures):
+            raise KilledWorker("matmat-1", SimpleNamespace(address="tcp://10.0.0.7:4000"), 3)
+
+    with pytest.raises(SpcaError) as caught:
+        gather(LostWorkers(), [])
+    message = str(caught.value)
+    assert message.startswith("the cluster lost the workers running a task, too often to "
+                              "retry (out of memory?): ")
+    assert "tcp://10.0.0.7:4000" in message and "\n" not in message

@@ -13,9 +13,9 @@ import contextlib
 import os
 import re
 
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import SpcaError, SpcaParameterError
 
-__all__ = ["connect", "scheduler_address", "INSTALL_HINT"]
+__all__ = ["connect", "scheduler_address", "gather", "INSTALL_HINT"]
 
 INSTALL_HINT = ("--scheduler needs Dask distributed, which is not installed: "
                 "pip install 'spca-cli[dask]'")
@@ -68,6 +68,24 @@ def connect(address):
                                  f"({_one_line(exc)})") from None
     with client:
         yield client
+
+
+def gather(client, futures):
+    """``client.gather(futures)``, with the cluster's own failures (a worker killed, e.g. out of
+    memory, or a task cancelled) as one-line errors; errors of spca's code on a worker arrive as
+    they were raised there."""
+    from concurrent.futures import CancelledError
+
+    from distributed.scheduler import KilledWorker
+
+    try:
+        return client.gather(futures)
+    except KilledWorker as exc:
+        raise SpcaError(f"the cluster lost the workers running a task, too often to retry "
+                        f"(out of memory?): {_one_line(exc)}") from None
+    except CancelledError as exc:
+        raise SpcaError(f"a task on the cluster was cancelled (the scheduler went away?): "
+                        f"{_one_line(exc)}") from None
 
 
 def _one_line(exc):

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spca_cli.backend import LocalBackend
+from spca_cli.distributed import gather
 
 __all__ = ["DaskBackend", "Shard", "make_shards"]
 
@@ -120,7 +121,7 @@ class DaskBackend:
         futures = [self.client.submit(_ask, shard, method, *shipped, pure=False)
                    for shard in self.shards]
         total = None
-        for part in self.client.gather(futures):
+        for part in gather(self.client, futures):
             total = part.copy() if total is None else total + part
         return total
 
@@ -177,5 +178,5 @@ class DaskBackend:
         if self._nonnegative is None:
             futures = [self.client.submit(_ask, shard, "is_nonnegative", pure=False)
                        for shard in self.shards]
-            self._nonnegative = all(self.client.gather(futures))
+            self._nonnegative = all(gather(self.client, futures))
         return self._nonnegative

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from spca_cli.corpus.core import Corpus
 from spca_cli.corpus.texts import Strings
 from spca_cli.corpus.times import format_time
+from spca_cli.distributed import gather
 from spca_cli.distributed.backend import DaskBackend, make_shards
 from spca_cli.errors import SpcaInputError, SpcaOutputError
 
@@ -135,7 +136,7 @@ class DistributedCorpus:
         self.rows = [int(r) for r in rows]
         self.kind, self.path, self.options, self.paths = kind, path, options, list(paths)
         self.timed, self.has_texts, self.has_ids = timed, has_texts, has_ids
-        facts = client.gather([client.submit(_block_facts, b, pure=False) for b in self.blocks])
+        facts = gather(client, [client.submit(_block_facts, b, pure=False) for b in self.blocks])
         self.nnz = sum(f["nnz"] for f in facts)
         firsts = [f["first"] for f in facts if f["first"] is not None]
         lasts = [f["last"] for f in facts if f["last"] is not None]
@@ -165,7 +166,7 @@ class DistributedCorpus:
     # ------------------------------------------------------------------ gathering
     def to_corpus(self):
         """All blocks gathered into one in-memory :class:`Corpus` (small corpora, tests)."""
-        blocks = self.client.gather(self.blocks)
+        blocks = gather(self.client, self.blocks)
         S = sp.csr_array(sp.vstack([b.S for b in blocks], format="csr"), dtype=np.float64)
         times = tz = None
         if self.timed and all(b.times is not None for b in blocks):
@@ -184,7 +185,7 @@ class DistributedCorpus:
 
     def document_frequency(self):
         """Documents each word occurs in, summed over the blocks."""
-        parts = self.client.gather([self.client.submit(_block_document_frequency, b,
+        parts = gather(self.client, [self.client.submit(_block_document_frequency, b,
                                                        pure=False) for b in self.blocks])
         return np.sum(parts, axis=0)
 
@@ -198,7 +199,7 @@ class DistributedCorpus:
             return doc
         plain = [{"indices": list(c["indices"]), "weights": list(c["weights"])} for c in comps]
         starts = np.concatenate([[0], np.cumsum(self.rows)[:-1]]).tolist()
-        answers = self.client.gather([
+        answers = gather(self.client, [
             self.client.submit(_block_documents, b, start, plain, n_documents, pure=False)
             for b, start in zip(self.blocks, starts)])
         m = self.n_documents
@@ -231,7 +232,7 @@ class DistributedCorpus:
             futures = [self.client.submit(_block_assignments, b, s, plain, pure=False)
                        for b, s in zip(self.blocks, starts)]
             for future in futures:
-                fh.write(future.result())
+                fh.write(gather(self.client, future))
                 future.release()
         return self.n_documents
 
@@ -250,7 +251,7 @@ class DistributedCorpus:
         try:
             os.chmod(work, 0o777 & ~_umask())
             names = [f"block-{i:05d}.npz" for i in range(len(self.blocks))]
-            sizes = self.client.gather([
+            sizes = gather(self.client, [
                 self.client.submit(_save_block, b, os.path.join(work, name), pure=False)
                 for b, name in zip(self.blocks, names)])
             manifest = {"format": _FORMAT, "version": 1, "blocks": names, "rows": self.rows,
@@ -327,7 +328,7 @@ def load_corpus_folder(client, folder):
     vocabulary = load_corpus(paths[0]).vocabulary  # every block holds it; checked on load
     shared = client.scatter(vocabulary, broadcast=True, hash=False)
     blocks = [client.submit(_load_block, p, shared, pure=False) for p in paths]
-    rows = client.gather([client.submit(lambda b: int(b.S.shape[0]), b, pure=False)
+    rows = gather(client, [client.submit(lambda b: int(b.S.shape[0]), b, pure=False)
                           for b in blocks])
     return DistributedCorpus(client, blocks, vocabulary, rows=rows, kind="corpus",
                              path=str(folder), options=manifest["options"],

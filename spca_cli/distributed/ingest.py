@@ -37,6 +37,7 @@ from spca_cli.corpus.stopwords import resolve_stopwords
 from spca_cli.corpus.tokenize import (VocabularyBuilder, make_analyzer, parse_ngram_range,
                                       read_stopwords)
 from spca_cli.corpus.tweets import first_fields
+from spca_cli.distributed import gather
 from spca_cli.errors import SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
 
 __all__ = ["read_distributed", "SPLIT_BYTES", "plan_partitions"]
@@ -273,7 +274,7 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
     _raise_first_error(client, read, plan, analyzer.settings, lo, hi, text_column,
                        time_column, lang)
     counts = [client.submit(_keep_containing, c, tokens, pure=False) for c in read]
-    summaries = client.gather([client.submit(_summary, c, pure=False) for c in counts])
+    summaries = gather(client, [client.submit(_summary, c, pure=False) for c in counts])
     del read
 
     row_filters = (["--since/--until"] if lo is not None or hi is not None else []) + (
@@ -357,7 +358,7 @@ def _raise_first_error(client, futures, plan, *settings):
         if future.status != "error":
             continue
         if part.byte_range is None:
-            future.result()  # raises the worker's error as is
+            gather(client, future)  # raises the worker's error as is
         whole = Partition(part.path, part.kind)
-        client.submit(_read_partition, whole, *settings, pure=False).result()
-        future.result()  # the whole file read cleanly: the range's own error stands
+        gather(client, client.submit(_read_partition, whole, *settings, pure=False))
+        gather(client, future)  # the whole file read cleanly: the range's own error stands
