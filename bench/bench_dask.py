@@ -107,7 +107,16 @@ def child(path, workers):
             overheads.append(wall - max(shares))
         out["product_wall"] = float(np.median(walls))
         out["product_overhead"] = float(np.median(overheads))
+        trips = []
+        ask = corpus.backend._sum
+
+        def counted(method, *args):  # every round trip to the workers of the topics run
+            trips.append(method)
+            return ask(method, *args)
+
+        corpus.backend._sum = counted
         out["run"] = _run(gram, corpus, out, top_eigenpairs, single_call_method, run_topics)
+        out["round_trips"] = {m: trips.count(m) for m in sorted(set(trips))}
     print(json.dumps(out), flush=True)
 
 
@@ -184,7 +193,9 @@ def main(argv=None):
         print(f"workers={r['workers']}: product with an n x {PRODUCT_BLOCK} block "
               f"{1e3 * r['product_wall']:.0f} ms; eigen step {r['eigen_products']} products; topics "
               f"stages {r['run']}" + (f"; cluster start {r['cluster_start']:.1f} s, "
-                                      f"{r['blocks']} row blocks" if r["workers"] else ""))
+                                      f"{r['blocks']} row blocks; round trips to the "
+                                      f"workers {r.get('round_trips')}" if r["workers"]
+                                      else ""))
     return 0 if same else 1
 
 
