@@ -286,7 +286,7 @@ def _summary_line(corpus, output, seconds):
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("-o", "--output", required=True, metavar="CORPUS.npz",
-              help="The corpus file to write.")
+              help="The corpus file to write (with --scheduler: a folder of row blocks).")
 @_ingest_command_options
 @scheduler_option
 @quiet_option
