@@ -10,6 +10,7 @@ the certificate run on the client, unchanged.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 
@@ -54,8 +55,11 @@ def connect(address):
         n = int(local.group(1))
         if n < 1:
             raise SpcaParameterError(f"--scheduler local:N needs N >= 1, got {address}")
+        # silence_logs: the cluster's own notices (a worker slow to stop at the end, say)
+        # are not the user's business; its errors still surface through the futures
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                Client(cluster) as client:
             yield client
         return
     if address.startswith("local"):
