@@ -16,7 +16,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["ingest", "certificates", "spannogram", "tpower", "nonneg", "bipartite", "scale",
-         "targets"]
+         "targets", "dask"]
 
 
 def _modules(selected):

@@ -183,22 +183,66 @@ labels_option = click.option(
     help="Names of the rows of a .npy or the columns of a .mtx matrix, one per line.")
 quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="No progress bar or summary on stderr.")
+scheduler_option = click.option(
+    "--scheduler", metavar="ADDRESS",
+    help="Run on a Dask cluster: local:N (N single-threaded worker processes here) or a "
+         "scheduler address such as tcp://HOST:8786 [default: $DASK_SCHEDULER_ADDRESS; unset: "
+         "one process]. Needs pip install 'spca-cli[dask]'.")
 documents_option = click.option(
     "--documents", "n_documents", type=click.IntRange(min=0), default=3, show_default=True,
     metavar="N", help="Show each topic's N top-scoring documents (0: none).")
 
 
-def load_from_options(inputs, *, labels=None, quiet=False, input_format="auto", **ingest_kwargs):
+def load_from_options(inputs, *, labels=None, quiet=False, input_format="auto", scheduler=None,
+                      **ingest_kwargs):
     """Load any input (SPEC's table) with the options of :func:`ingest_options`, drawing a
     progress bar on a terminal. Returns a Corpus or MatrixInput.
 
     ``inputs`` may hold ``-`` (stdin), folders and glob patterns
-    (:func:`~spca_cli.corpus.sources.open_inputs`)."""
+    (:func:`~spca_cli.corpus.sources.open_inputs`). With ``scheduler`` (``--scheduler`` or
+    ``DASK_SCHEDULER_ADDRESS``) the input is read on a Dask cluster whose client lives as long
+    as the command: a :class:`~spca_cli.distributed.corpus.DistributedCorpus`."""
+    client = _cluster_client(scheduler)
+    if client is not None:
+        from spca_cli.distributed.load import load_distributed
+
+        with status("Reading on the cluster", quiet=quiet):
+            return load_distributed(client, inputs, labels=labels, input_format=input_format,
+                                    **ingest_kwargs)
     with open_inputs(list(inputs), input_format) as resolved:
         total = sum(os.path.getsize(p) for p in resolved.files if os.path.isfile(p))
         with byte_progress(total, "Reading", quiet=quiet) as progress:
             return load_input(resolved, labels=labels, format=input_format, progress=progress,
                               **ingest_kwargs)
+
+
+def _cluster_client(scheduler):
+    """The Dask client of ``--scheduler`` (or DASK_SCHEDULER_ADDRESS) for this command, closed
+    when it ends; None for the single-process path."""
+    from spca_cli.distributed import connect, scheduler_address
+
+    address = scheduler_address(scheduler)
+    if address is None:
+        return None
+    ctx = click.get_current_context()
+    root = ctx.find_root()
+    if "spca.client" not in root.meta:
+        root.meta["spca.client"] = root.with_resource(connect(address))
+    return root.meta["spca.client"]
+
+
+def _is_distributed(data):
+    return getattr(data, "backend", None) is not None
+
+
+def _gram_of(data):
+    from spca_cli.matrix import Gram
+
+    if _is_distributed(data):
+        from spca_cli.distributed.load import gram_of
+
+        return gram_of(data)
+    return Gram.from_dense(data.A) if isinstance(data, MatrixInput) else Gram.from_documents(data.S)
 
 
 def input_files(inputs, *, labels=None, vocab=None, stopwords=None, titles=None, **_other):
@@ -242,10 +286,11 @@ def _summary_line(corpus, output, seconds):
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("-o", "--output", required=True, metavar="CORPUS.npz",
-              help="The corpus file to write.")
+              help="The corpus file to write (with --scheduler: a folder of row blocks).")
 @_ingest_command_options
+@scheduler_option
 @quiet_option
-def ingest(inputs, output, quiet, **ingest_kwargs):
+def ingest(inputs, output, quiet, scheduler, **ingest_kwargs):
     """Read a corpus and save its document-word matrix for later commands.
 
     \b
@@ -253,12 +298,31 @@ def ingest(inputs, output, quiet, **ingest_kwargs):
         spca ingest tweets.csv -o tweets.npz --since 2015-02-17 --min-count 3
         spca ingest docword.kos.txt.gz -o kos.npz
     """
-    check_output_file(output, input_files(inputs, **ingest_kwargs))
+    from spca_cli.distributed import scheduler_address
+
+    distributed = scheduler_address(scheduler) is not None
+    if distributed:  # a folder of row blocks
+        from spca_cli.distributed.corpus import check_blocks_output
+
+        check_output_folder(output, input_files(inputs, **ingest_kwargs))
+        check_blocks_output(output)
+    else:
+        check_output_file(output, input_files(inputs, **ingest_kwargs))
     start = time.perf_counter()
-    corpus = load_from_options(inputs, quiet=quiet, **ingest_kwargs)
+    corpus = load_from_options(inputs, quiet=quiet, scheduler=scheduler, **ingest_kwargs)
     if isinstance(corpus, MatrixInput):
         raise SpcaParameterError(f"{corpus.path} is a matrix, not a corpus; give it to "
                                  "spca topics directly")
+    if distributed:
+        corpus.save(output)
+        if not quiet:
+            first, last = corpus.time_span()
+            span = f", {first[:10]} .. {last[:10]}" if first else ""
+            click.echo(f"{corpus.n_documents:,} documents x {corpus.n_words:,} words, "
+                       f"{corpus.nnz:,} nonzeros{span} -> {output} "
+                       f"({len(corpus.blocks)} row blocks, "
+                       f"{time.perf_counter() - start:.1f} s)", err=True)
+        return
     save_corpus(corpus, output)
     if not quiet:
         click.echo(_summary_line(corpus, output, time.perf_counter() - start), err=True)
@@ -302,8 +366,9 @@ def _info_table(summary):
               show_default=True, help="How many leading eigenvalues of A = S^T S to compute.")
 @labels_option
 @ingest_options
+@scheduler_option
 @quiet_option
-def info(inputs, output_format, top, n_eigenvalues, labels, quiet, **ingest_kwargs):
+def info(inputs, output_format, top, n_eigenvalues, labels, quiet, scheduler, **ingest_kwargs):
     """Show the size, date range, frequent words and leading eigenvalues of an input.
 
     \b
@@ -311,9 +376,15 @@ def info(inputs, output_format, top, n_eigenvalues, labels, quiet, **ingest_kwar
         spca info kos.npz
         spca info tweets.csv --format json --top 20
     """
-    data = load_from_options(inputs, labels=labels, quiet=quiet, **ingest_kwargs)
+    data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler,
+                             **ingest_kwargs)
     with status("Computing eigenvalues", quiet=quiet):
-        summary = summarize(data, top=top, n_eigenvalues=n_eigenvalues)
+        if _is_distributed(data):
+            from spca_cli.distributed.load import summarize_distributed
+
+            summary = summarize_distributed(data, top=top, n_eigenvalues=n_eigenvalues)
+        else:
+            summary = summarize(data, top=top, n_eigenvalues=n_eigenvalues)
     if output_format == "json":
         click.echo(json.dumps(summary, indent=2))
     else:
@@ -467,10 +538,11 @@ def _topic_kwargs(kwargs):
                    "score for every topic.")
 @labels_option
 @ingest_options
+@scheduler_option
 @quiet_option
 @click.pass_context
 def topics(ctx, inputs, output_format, output, n_documents, assignments, labels, quiet,
-           **kwargs):
+           scheduler, **kwargs):
     """Find the sparse topics of a corpus or matrix, each with a certified bound.
 
     \b
@@ -492,7 +564,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
     if assignments is not None:
         _check_output_path(assignments)
     start = time.perf_counter()
-    data = load_from_options(inputs, labels=labels, quiet=quiet, **kwargs)
+    data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler, **kwargs)
     ingest_seconds = time.perf_counter() - start
     if assignments is not None and isinstance(data, MatrixInput):
         raise SpcaParameterError(f"--assignments needs documents; {data.path} is a matrix")
@@ -559,9 +631,10 @@ def _check_daily_outputs(out_dir, log_file, days, inputs, kwargs):
 @click.option("--log", "log_file", metavar="FILE", help="Append one line per run to FILE.")
 @topics_options
 @ingest_options
+@scheduler_option
 @quiet_option
 def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents, tz_name,
-          log_file, quiet, **kwargs):
+          log_file, quiet, scheduler, **kwargs):
     """Analyse one day of tweets and keep a folder of daily reports (for cron).
 
     \b
@@ -597,8 +670,16 @@ def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents
     _check_daily_outputs(out_dir, log_file, days, inputs, kwargs)
     seen = warning_lines().messages
     try:
+        client = _cluster_client(scheduler)
+
         def read(paths, start, end):
             # --until is inclusive to the second, and times are whole seconds: [start, end)
+            if client is not None:
+                from spca_cli.distributed.ingest import read_distributed
+
+                return read_distributed(client, paths, since=start,
+                                        until=end - datetime.timedelta(seconds=1),
+                                        **_input_kwargs(kwargs))
             return load_input(paths, since=start, until=end - datetime.timedelta(seconds=1),
                               **_input_kwargs(kwargs))
 
@@ -684,8 +765,9 @@ def reproduce(config, outdir, output_format, trials, quiet):
               default="table", show_default=True, help="Output format.")
 @labels_option
 @ingest_options
+@scheduler_option
 @quiet_option
-def spectrum(inputs, top, plot, output_format, labels, quiet, **ingest_kwargs):
+def spectrum(inputs, top, plot, output_format, labels, quiet, scheduler, **ingest_kwargs):
     """Show the leading eigenvalues of A = S^T S (how fast they decay decides which rank d
     certifies well: the spannogram's guarantee is 1 - lambda_{d+1} / OPT).
 
@@ -693,13 +775,13 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, **ingest_kwargs):
     Example:
         spca spectrum docword.kos.txt.gz --top 10 --plot kos-spectrum.png
     """
-    from spca_cli.matrix import Gram
     from spca_cli.spectrum import single_call_method, top_eigenpairs
 
     if plot:
         check_output_file(plot, input_files(inputs, labels=labels, **ingest_kwargs))
-    data = load_from_options(inputs, labels=labels, quiet=quiet, **ingest_kwargs)
-    gram = Gram.from_dense(data.A) if isinstance(data, MatrixInput) else Gram.from_documents(data.S)
+    data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler,
+                             **ingest_kwargs)
+    gram = _gram_of(data)
     with status("Computing eigenvalues", quiet=quiet):
         eigen = top_eigenpairs(gram, top, method=single_call_method(gram))
     values = [float(v) for v in eigen.values]

@@ -253,13 +253,13 @@ def _analyse_day(inputs, day, tz, read, topics, json_path, md_path, n_documents)
             # a fact about the day, reported like an empty day, not a failed run
             note = f"not analysed: {exc}"
     if result is None:
-        documents = 0 if corpus is None else int(corpus.S.shape[0])
+        documents = 0 if corpus is None else corpus.n_documents
         doc = _empty_day_report(day, tz, inputs, documents, note)
         markdown = (f"# Topics of {day.isoformat()} ({tz})\n\n"
                     f"{documents} documents: {note}.\n")
     else:
         doc = add_documents({"day": day.isoformat(), "timezone": str(tz),
-                             "documents": int(corpus.S.shape[0]), **to_dict(result)},
+                             "documents": corpus.n_documents, **to_dict(result)},
                             corpus, n_documents)
         markdown = (f"# Topics of {day.isoformat()} ({tz})\n\n"
                     f"{doc['documents']} documents.\n\n" + render_markdown(doc))

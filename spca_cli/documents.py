@@ -120,6 +120,8 @@ def add_documents(doc, corpus, n_documents=DEFAULT_DOCUMENTS):
 
     Nothing is added for a matrix input, which has no documents.
     """
+    if getattr(corpus, "backend", None) is not None:  # rows on a Dask cluster: ask them there
+        return corpus.add_documents(doc, n_documents)
     S = getattr(corpus, "S", None)
     comps = doc.get("components", [])
     if S is None or not comps:
@@ -153,6 +155,8 @@ def write_assignments(path, corpus, components):
 
     Returns the number of documents written.
     """
+    if getattr(corpus, "backend", None) is not None:  # rows on a Dask cluster
+        return corpus.write_assignments(path, components)
     S = corpus.S
     scores = topic_scores(S, components)
     best = best_topics(scores)

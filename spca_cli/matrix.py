@@ -65,6 +65,13 @@ class Gram:
         """A dense symmetric PSD matrix of shape (n, n), used as is."""
         return cls(dense=A)
 
+    @classmethod
+    def from_backend(cls, backend):
+        """A held by ``backend`` (an object with the methods of
+        :class:`~spca_cli.backend.LocalBackend`, e.g. the Dask engine's
+        :class:`~spca_cli.distributed.backend.DaskBackend`)."""
+        return cls(_backend=backend)
+
     @property
     def shape(self):
         return (self.n, self.n)

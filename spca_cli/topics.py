@@ -83,7 +83,12 @@ class TopicsResult:
 
 def _gram_and_labels(data):
     """A Gram operator and the word labels for a Corpus (S) or a MatrixInput (dense A)."""
-    if getattr(data, "S", None) is not None:
+    if getattr(data, "backend", None) is not None:  # rows of S on a Dask cluster
+        A = Gram.from_backend(data.backend)
+        labels = np.asarray(data.vocabulary, dtype=object)
+        summary = {"path": str(data.path), "documents": data.n_documents,
+                   "words": data.n_words, "nonzeros": data.nnz}
+    elif getattr(data, "S", None) is not None:
         S = data.S
         A = Gram.from_documents(S)
         labels = np.asarray(data.vocabulary, dtype=object)

@@ -531,10 +531,40 @@ def load_input(path_or_paths, *, labels=None, progress=None, **ingest_options):
     unknown = set(ingest_options) - set(_INGEST_KEYS)
     if unknown:
         raise TypeError(f"load_input() got unexpected options {sorted(unknown)}")
+    blocks = _corpus_folder(path_or_paths)
+    if blocks is not None:
+        return _load_corpus_folder(blocks, _given(ingest_options), labels)
     with open_inputs(path_or_paths, format) as inputs:
         data = _load_files(inputs, format, labels, progress, ingest_options)
         data.paths = list(inputs.names)
     return data
+
+
+def _corpus_folder(path_or_paths):
+    """The folder when the input is one folder of row blocks saved by ``spca ingest
+    --scheduler``, else None."""
+    from spca_cli.distributed.corpus import is_corpus_folder
+
+    if isinstance(path_or_paths, (str, os.PathLike)):
+        items = [path_or_paths]
+    else:
+        items = getattr(path_or_paths, "files", path_or_paths)  # Inputs, or a list
+        items = items if isinstance(items, (list, tuple)) else None
+    if items is not None and len(items) == 1 and is_corpus_folder(os.fspath(items[0])):
+        return os.fspath(items[0])
+    return None
+
+
+def _load_corpus_folder(folder, given, labels):
+    """A saved folder of row blocks, read in this process as one corpus."""
+    from spca_cli.distributed.corpus import gather_corpus_folder
+
+    if labels:
+        raise SpcaParameterError("--labels applies to .npy and .mtx inputs only")
+    if given:
+        raise SpcaParameterError(f"{_flags(given)} cannot apply to a saved corpus folder; "
+                                 "give them to spca ingest")
+    return gather_corpus_folder(folder)
 
 
 def _load_files(inputs, format, labels, progress, ingest_options):

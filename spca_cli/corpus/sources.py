@@ -66,6 +66,13 @@ class Inputs:
         return self._temporary.get(str(path), str(path))
 
 
+def _is_corpus_folder(folder):
+    """A folder of row blocks saved by ``spca ingest --scheduler`` is one input, not its files."""
+    from spca_cli.distributed.corpus import is_corpus_folder
+
+    return is_corpus_folder(folder)
+
+
 def _folder_files(folder, input_format):
     from spca_cli.corpus.read import detect_format
 
@@ -133,7 +140,7 @@ def open_inputs(items, input_format="auto", *, stdin=None):
                 temporary[path] = STDIN
                 files.append(path)
                 names.append(STDIN)
-            elif os.path.isdir(item):
+            elif os.path.isdir(item) and not _is_corpus_folder(item):
                 found = _folder_files(item, input_format)
                 files.extend(found)
                 names.extend(found)
