@@ -233,7 +233,7 @@ def test_relation_to_the_data_is_checked_before_running(tmp_path, monkeypatch):
 
 def test_trials_and_format_are_checked(tmp_path):
     path = write(tmp_path, zipf_raw("components", [{"solver": "threshold", "k": 3}]))
-    with pytest.raises(SpcaParameterError, match="--trials applies only to measure 'recovery'"):
+    with pytest.raises(SpcaParameterError, match="^trials applies only to measure 'recovery'"):
         run_config(path, trials=3)
     with pytest.raises(SpcaParameterError, match="format must be one of markdown, json"):
         run_config(path, fmt="csv")
