@@ -725,13 +725,13 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, **ingest_kwargs):
     Example:
         spca spectrum docword.kos.txt.gz --top 10 --plot kos-spectrum.png
     """
-    from spca_cli.matrix import Gram
+    from spca_cli.corpus.core import input_gram
     from spca_cli.spectrum import single_call_method, top_eigenpairs
 
     if plot:
         check_output_file(plot, input_files(inputs, labels=labels, **ingest_kwargs))
     data = load_from_options(inputs, labels=labels, quiet=quiet, **ingest_kwargs)
-    gram = Gram.from_dense(data.A) if isinstance(data, MatrixInput) else Gram.from_documents(data.S)
+    gram = input_gram(data).gram
     with status("Computing eigenvalues", quiet=quiet):
         eigen = top_eigenpairs(gram, top, method=single_call_method(gram))
     values = [float(v) for v in eigen.values]

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spca_cli import bounds as _bounds
+from spca_cli.corpus.core import input_gram
 from spca_cli.errors import SpcaParameterError
-from spca_cli.matrix import Gram
 from spca_cli.params import check_run
 from spca_cli.solvers.registry import REGISTRY, solver_spec
 from spca_cli.solvers._base import check_int
@@ -66,23 +66,6 @@ class TopicsResult:
     total_bound: tuple | None = None
     notes: list = field(default_factory=list)
     eigensolver: dict = field(default_factory=dict)
-
-
-def _gram_and_labels(data):
-    """A Gram operator and the word labels for a Corpus (S) or a MatrixInput (dense A)."""
-    if getattr(data, "S", None) is not None:
-        S = data.S
-        A = Gram.from_documents(S)
-        labels = np.asarray(data.vocabulary, dtype=object)
-        summary = {"path": str(data.path), "documents": int(S.shape[0]),
-                   "words": int(S.shape[1]), "nonzeros": int(S.nnz)}
-    else:
-        A = Gram.from_dense(data.A)
-        labels = np.asarray(data.labels, dtype=object)
-        summary = {"path": str(data.path), "documents": None, "words": int(data.A.shape[0]),
-                   "nonzeros": int(np.count_nonzero(data.A))}
-    summary["paths"] = list(getattr(data, "paths", None) or [summary["path"]])
-    return A, labels, summary
 
 
 def _check_options(solver, A, k, n_components, rank, deflation):
@@ -144,7 +127,7 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     """
     solver_options = dict(solver_options or {})
     seconds = dict(seconds or {})
-    A0, labels, summary = _gram_and_labels(data)
+    A0, labels, summary = input_gram(data)
     k, n_components, rank = _check_options(solver, A0, k, n_components, rank, deflation)
     check_run(solver, A0.n, rank=rank, random_state=random_state, eigensolver=eigensolver,
               time_limit=time_limit, solver_options=solver_options)
