@@ -65,12 +65,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from spca_cli.corpus.core import input_gram
 from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
 from spca_cli.files import atomic_write, check_output_folder, output_errors
 from spca_cli.reproduce.config import (FORMATS, MEASURES, Config, DataSpec, DaysSpec,
                                        PublishedSpec, RunSpec, _Bad, check_work, load_config)
-from spca_cli.reproduce.measures import (_MEASURE_FUNCS, _check_runs_fit, _load_data, _n_words,
-                                         _recovery)
+from spca_cli.reproduce.measures import _MEASURE_FUNCS, _check_runs_fit, _load_data, _recovery
 from spca_cli.reproduce.render import _plot_png, _published_dict, render_json, render_markdown
 
 logger = logging.getLogger(__name__)
@@ -167,7 +167,7 @@ def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
         data = _load_data(config)
         load_seconds = time.perf_counter() - t_load
         try:
-            _check_runs_fit(config, _n_words(data))
+            _check_runs_fit(config, input_gram(data).gram.n)
         except _Bad as exc:
             raise SpcaInputError(path, str(exc)) from None
         body = _MEASURE_FUNCS[config.measure](config, data, progress)
