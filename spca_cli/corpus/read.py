@@ -64,8 +64,8 @@ def detect_format(path):
         if name.endswith(suffix):
             return kind
     raise SpcaInputError(path, ["cannot tell the input format from the file name (expected "
-                               "docword.NAME.txt, .csv, .jsonl, .json, .txt, .npz, .npy or .mtx, "
-                               "optionally .gz); give ", Name("format")])
+                                "docword.NAME.txt, .csv, .jsonl, .json, .txt, .npz, .npy or .mtx,"
+                                " optionally .gz); give ", Name("format")])
 
 
 def _kinds(paths, format):
@@ -158,8 +158,13 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
 
 def _no_documents(path, described):
     """The error for no documents left after the row filters ``described`` (message parts)."""
-    what = [part for i, filt in enumerate(described) for part in ([", "] if i else []) + filt]
-    return SpcaNoDocumentsError(path, ["no documents left after ", *(what or ["reading"])])
+    return SpcaNoDocumentsError(path, ["no documents left after ",
+                                       *(_joined(described) or ["reading"])])
+
+
+def _joined(groups):
+    """Groups of message parts as one list of parts, separated by commas."""
+    return [part for i, group in enumerate(groups) for part in ([", "] if i else []) + group]
 
 
 def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_column=None,
@@ -571,7 +576,7 @@ def _load_files(inputs, format, labels, progress, ingest_options):
 
 def _names(given):
     """The parameters ``given``, as message parts separated by commas."""
-    return [part for i, k in enumerate(given) for part in ([", "] if i else []) + [Name(k)]]
+    return _joined([[Name(k)] for k in given])
 
 
 def _refilter(path, kind, labels, given):
