@@ -80,8 +80,39 @@ def warning_lines():
     return found if found is not None else WarningLines()
 
 
+#: Library parameters the CLI takes under another name: the input kind ``format`` of
+#: load_input is ``--input-format`` (``--format`` is an output's), and run_topics's
+#: ``n_components`` and ``random_state`` are ``--components`` and ``--seed``
+_CLI_NAMES = {"format": "input_format", "n_components": "components", "random_state": "seed"}
+
+
+def _option_of(command):
+    """The function from a library parameter's name to ``command``'s option for it, derived from
+    the command's click options (a name the command has no option for stays as it is)."""
+    flags = {}
+    for param in getattr(command, "params", ()):
+        if isinstance(param, click.Option):
+            long = [opt for opt in param.opts if opt.startswith("--")]
+            own = "--" + param.name.replace("_", "-")
+            flags[param.name] = own if own in long else (long or param.opts)[0]
+
+    def option(name):
+        return flags.get(_CLI_NAMES.get(name, name), name)
+    return option
+
+
+def cli_message(exc, command=None):
+    """A library error as one line in the CLI's words: its parameters named by the options of
+    ``command`` (default: the running command)."""
+    if command is None:
+        ctx = click.get_current_context(silent=True)
+        command = ctx.command if ctx is not None else None
+    return _one_line(exc.worded(_option_of(command)))
+
+
 class SpcaGroup(click.Group):
-    """A click group that reports the library's errors as ``Error: ...`` with exit status 1."""
+    """A click group that reports the library's errors as ``Error: ...`` with exit status 1,
+    each parameter the error names shown as the option of the command that ran."""
 
     def invoke(self, ctx):
         handler = WarningLines()
@@ -93,7 +124,8 @@ class SpcaGroup(click.Group):
                 warnings.showwarning = handler.show_python_warning
                 return super().invoke(ctx)
         except SpcaError as exc:
-            raise click.ClickException(_one_line(str(exc))) from None
+            command = self.get_command(ctx, ctx.invoked_subcommand or "")
+            raise click.ClickException(cli_message(exc, command)) from None
         except OSError as exc:
             # the boundary for the environment: a file that vanished, a full disk, a closed
             # pipe; outputs are named by atomic_output already, this catches the rest
@@ -117,7 +149,7 @@ def _ngram_option(ctx, param, value):
     try:
         low, high = parse_ngram_range(value)
     except SpcaParameterError as exc:
-        raise click.BadParameter(str(exc).removeprefix("--ngrams ")) from None
+        raise click.BadParameter(str(exc).removeprefix("ngrams ")) from None
     return f"{low}-{high}"
 
 
@@ -229,20 +261,6 @@ def _cluster_client(scheduler):
     if "spca.client" not in root.meta:
         root.meta["spca.client"] = root.with_resource(connect(address))
     return root.meta["spca.client"]
-
-
-def _is_distributed(data):
-    return getattr(data, "backend", None) is not None
-
-
-def _gram_of(data):
-    from spca_cli.matrix import Gram
-
-    if _is_distributed(data):
-        from spca_cli.distributed.load import gram_of
-
-        return gram_of(data)
-    return Gram.from_dense(data.A) if isinstance(data, MatrixInput) else Gram.from_documents(data.S)
 
 
 def input_files(inputs, *, labels=None, vocab=None, stopwords=None, titles=None, **_other):
@@ -379,12 +397,7 @@ def info(inputs, output_format, top, n_eigenvalues, labels, quiet, scheduler, **
     data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler,
                              **ingest_kwargs)
     with status("Computing eigenvalues", quiet=quiet):
-        if _is_distributed(data):
-            from spca_cli.distributed.load import summarize_distributed
-
-            summary = summarize_distributed(data, top=top, n_eigenvalues=n_eigenvalues)
-        else:
-            summary = summarize(data, top=top, n_eigenvalues=n_eigenvalues)
+        summary = summarize(data, top=top, n_eigenvalues=n_eigenvalues)
     if output_format == "json":
         click.echo(json.dumps(summary, indent=2))
     else:
@@ -665,7 +678,7 @@ def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents
             day = days[0]
     except SpcaError as exc:
         with contextlib.suppress(SpcaError):  # a bad --log must not hide the real error
-            _append_log(log_file, f"day={day} status=error {_one_line(str(exc))}")
+            _append_log(log_file, f"day={day} status=error {cli_message(exc)}")
         raise
     _check_daily_outputs(out_dir, log_file, days, inputs, kwargs)
     seen = warning_lines().messages
@@ -694,7 +707,7 @@ def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents
             outcome = run_daily(paths, out_dir, day=day, tz=tz, read=read, topics=topics,
                                 n_documents=n_documents)
     except SpcaError as exc:
-        _append_log(log_file, f"day={day} status=error {_one_line(str(exc))}", seen)
+        _append_log(log_file, f"day={day} status=error {cli_message(exc)}", seen)
         raise
     _append_log(log_file, f"day={day} status=ok documents={outcome.documents} "
                           f"report={outcome.json_path}", seen)
@@ -775,13 +788,14 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, scheduler, **inges
     Example:
         spca spectrum docword.kos.txt.gz --top 10 --plot kos-spectrum.png
     """
+    from spca_cli.corpus.core import input_gram
     from spca_cli.spectrum import single_call_method, top_eigenpairs
 
     if plot:
         check_output_file(plot, input_files(inputs, labels=labels, **ingest_kwargs))
     data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler,
                              **ingest_kwargs)
-    gram = _gram_of(data)
+    gram = input_gram(data).gram
     with status("Computing eigenvalues", quiet=quiet):
         eigen = top_eigenpairs(gram, top, method=single_call_method(gram))
     values = [float(v) for v in eigen.values]

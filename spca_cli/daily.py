@@ -34,7 +34,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from spca_cli.files import TMP_PREFIX, atomic_write, output_errors
-from spca_cli.errors import SpcaError, SpcaNoDocumentsError, SpcaOutputError, SpcaParameterError
+from spca_cli.errors import (Name, SpcaError, SpcaNoDocumentsError, SpcaOutputError,
+                              SpcaParameterError)
 from spca_cli.documents import DEFAULT_DOCUMENTS, add_documents
 from spca_cli.report import render_markdown, to_dict
 from spca_cli import trends
@@ -61,12 +62,14 @@ def resolve_timezone(name):
 def resolve_day(date_text=None, *, yesterday=False, tz, now=None):
     """The day to analyse: ``date_text`` (YYYY-MM-DD), or yesterday in ``tz`` (the default)."""
     if date_text is not None and yesterday:
-        raise SpcaParameterError("use just one of --date and --yesterday")
+        raise SpcaParameterError(["use just one of ", Name("date_text"), " and ",
+                                  Name("yesterday")])
     if date_text is not None:
         try:
             day = dt.date.fromisoformat(date_text)
         except ValueError:
-            raise SpcaParameterError(f"--date must be YYYY-MM-DD, got {date_text!r}") from None
+            raise SpcaParameterError([Name("date_text"), " must be YYYY-MM-DD, got "
+                                                         f"{date_text!r}"]) from None
     else:
         now = now or dt.datetime.now(dt.timezone.utc)
         day = now.astimezone(tz).date() - dt.timedelta(days=1)
@@ -75,8 +78,8 @@ def resolve_day(date_text=None, *, yesterday=False, tz, now=None):
         start, end = day_window(day, tz)
         start.timestamp(), end.timestamp()
     except (OverflowError, ValueError):
-        raise SpcaParameterError(f"--date {day.isoformat()} is out of range: its day must lie "
-                                 "between 0001-01-02 and 9999-12-30") from None
+        raise SpcaParameterError([Name("date_text"), f" {day.isoformat()} is out of range: its "
+                                  "day must lie between 0001-01-02 and 9999-12-30"]) from None
     return day
 
 
@@ -353,21 +356,22 @@ def write_index(directory):
     atomic_write(out / "index.html", trends.render_html(reports, png))
 
 
-def resolve_range(first_text, last_text):
-    """The days from ``--from`` to ``--to`` (both included), in order."""
+def resolve_range(from_text, to_text):
+    """The days from ``from_text`` to ``to_text`` (YYYY-MM-DD, both included), in order."""
     days = []
-    for name, text in (("--from", first_text), ("--to", last_text)):
+    for name, text in (("from_text", from_text), ("to_text", to_text)):
         try:
             days.append(dt.date.fromisoformat(text))
         except (TypeError, ValueError):
-            raise SpcaParameterError(f"{name} must be YYYY-MM-DD, got {text!r}") from None
+            raise SpcaParameterError([Name(name), f" must be YYYY-MM-DD, got {text!r}"]) from None
     first, last = days
     if first > last:
-        raise SpcaParameterError(f"--from {first_text} is later than --to {last_text}")
+        raise SpcaParameterError([Name("from_text"), f" {from_text} is later than ",
+                                  Name("to_text"), f" {to_text}"])
     count = (last - first).days + 1
     if count > MAX_RANGE_DAYS:
-        raise SpcaParameterError(f"--from/--to span {count} days; at most {MAX_RANGE_DAYS} "
-                                 "per run")
+        raise SpcaParameterError([Name("from_text"), "/", Name("to_text"), f" span {count} days;"
+                                  f" at most {MAX_RANGE_DAYS} per run"])
     return [first + dt.timedelta(days=i) for i in range(count)]
 
 

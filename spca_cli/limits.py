@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import Name, SpcaParameterError
 
 __all__ = ["physical_memory", "memory_exceeded", "check_memory", "format_bytes",
            "MAX_BIPARTITE_SAMPLES", "MAX_NET_SAMPLES", "MAX_REPRODUCE_RUNS", "MAX_DAYS",
@@ -89,10 +89,11 @@ def check_solver_work(solver, n_words, *, rank, time_limit, options):
         n = 2000 if samples is None else samples
         if time_limit is None and n > MAX_BIPARTITE_SAMPLES:
             hours = n / 2800 / 3600
-            raise SpcaParameterError(
+            raise SpcaParameterError([
                 f"bipartite with {_count(n)} samples would take about {hours:,.3g} hours (at "
-                f"the ~2,800 samples/s measured on KOS); the limit without --time-limit is "
-                f"{MAX_BIPARTITE_SAMPLES:,}: give fewer --samples or a --time-limit")
+                "the ~2,800 samples/s measured on KOS); the limit without ", Name("time_limit"),
+                f" is {MAX_BIPARTITE_SAMPLES:,}: give fewer ", Name("samples"), " or a ",
+                Name("time_limit")])
     elif solver == "nonneg":
         epsilon = options.get("epsilon")
         if samples is None and epsilon is None:
@@ -107,22 +108,24 @@ def check_solver_work(solver, n_words, *, rank, time_limit, options):
             except (ZeroDivisionError, OverflowError, ValueError):
                 n = None  # the cap probability underflows to 0: no number of samples is enough
             if n is None:
-                raise SpcaParameterError(f"nonneg: --epsilon {epsilon:g} is too small: the "
-                                         "epsilon-net would need more samples than can be "
-                                         "drawn; give a larger --epsilon")
-            what = f"--epsilon {epsilon:g} needs {_count(n)} epsilon-net samples at rank {rank}"
+                raise SpcaParameterError(["nonneg: ", Name("epsilon"), f" {epsilon:g} is too "
+                                          "small: the epsilon-net would need more samples than "
+                                          "can be drawn; give a larger ", Name("epsilon")])
+            what = [Name("epsilon"),
+                    f" {epsilon:g} needs {_count(n)} epsilon-net samples at rank {rank}"]
         else:
             n = samples
-            what = f"{_count(n)} epsilon-net samples"
+            what = [f"{_count(n)} epsilon-net samples"]
         problem = memory_exceeded(8 * n * max(rank, 1))
         if problem is not None:
-            raise SpcaParameterError(f"nonneg: {what}, which {problem}; give a larger "
-                                     "--epsilon or fewer --samples")
+            raise SpcaParameterError(["nonneg: ", *what, f", which {problem}; give a larger ",
+                                      Name("epsilon"), " or fewer ", Name("samples")])
         if time_limit is None and n > MAX_NET_SAMPLES:
-            raise SpcaParameterError(
-                f"nonneg: {what}, more than the {MAX_NET_SAMPLES:,} allowed without "
-                f"--time-limit (each is a pass over the {n_words:,} words); give a larger "
-                "--epsilon, fewer --samples or a --time-limit")
+            raise SpcaParameterError([
+                "nonneg: ", *what, f", more than the {MAX_NET_SAMPLES:,} allowed without ",
+                Name("time_limit"), f" (each is a pass over the {n_words:,} words); give a "
+                "larger ", Name("epsilon"), ", fewer ", Name("samples"), " or a ",
+                Name("time_limit")])
 
 
 def check_run_count(runs, what):

@@ -17,11 +17,15 @@ import numpy as np
 from spca_cli.errors import SpcaParameterError
 from spca_cli.solvers.registry import COMMON_INPUTS
 
-__all__ = ["SEED_MAX", "OptionError", "check_random_state_param", "check_eigensolver",
-           "check_time_limit", "check_solver_options", "solver_option_names", "check_run"]
+__all__ = ["SEED_MAX", "DEFLATIONS", "OptionError", "FitError", "check_random_state_param",
+           "check_eigensolver", "check_time_limit", "check_solver_options",
+           "solver_option_names", "check_fit", "check_run"]
 
 #: NumPy's RandomState takes seeds in [0, 2**32 - 1]
 SEED_MAX = 2 ** 32 - 1
+
+#: how A changes between components: remove the topic's words, or project the topic out
+DEFLATIONS = ("remove", "projection")
 
 #: arguments the pipeline passes to solvers itself; not options
 RESERVED = frozenset({"A", "k", "n_components", *COMMON_INPUTS})
@@ -34,6 +38,15 @@ class OptionError(SpcaParameterError):
         self.option = option
         self.reason = message
         super().__init__(f"solver_options: {option!r}: {message}")
+
+
+class FitError(SpcaParameterError):
+    """A run that does not fit its data; ``param`` is the run parameter at fault (``k``,
+    ``rank``, ``n_components`` or ``solver_options``; reproduce turns it into a key path)."""
+
+    def __init__(self, param, message):
+        self.param = param
+        super().__init__(message)
 
 
 def _is_int(value):
@@ -106,13 +119,60 @@ def check_solver_options(solver, options):
     return options
 
 
-def check_run(solver, n_words, *, rank, random_state, eigensolver, time_limit, solver_options):
-    """All of run_topics's checks that need no eigenpairs: parameter types, solver options,
-    and the work and memory a sampling solver would need (:mod:`spca_cli.limits`)."""
-    from spca_cli.limits import check_solver_work
+def check_fit(solver, n_words, *, k, n_components, rank, deflation, time_limit,
+              solver_options):
+    """A run of well-typed parameters fits data of ``n_words`` words: k and rank at most
+    n_words, disjoint topics (``remove`` deflation or a joint solver) at most n_words words in
+    all, and a sampling solver's work and memory within :mod:`spca_cli.limits`. Shared by
+    :func:`check_run` and ``spca reproduce`` (which checks every run before the first).
 
+    Raises
+    ------
+    FitError
+        Naming the parameter at fault (``.param``).
+    """
+    from spca_cli.limits import check_solver_work
+    from spca_cli.solvers.registry import solver_spec
+
+    if k > n_words:
+        raise FitError("k", f"k must be <= the number of words; got k={k} > {n_words}")
+    if rank > n_words:
+        raise FitError("rank", f"rank must be <= the number of words; got rank={rank} > "
+                               f"{n_words}")
+    if (deflation == "remove" or solver_spec(solver).joint) and n_components * k > n_words:
+        raise FitError("n_components",
+                       f"components * k must be <= the number of words for disjoint topics; "
+                       f"got {n_components} * {k} = {n_components * k} > {n_words}")
+    try:
+        check_solver_work(solver, n_words, rank=rank, time_limit=time_limit,
+                          options=solver_options)
+    except SpcaParameterError as exc:
+        raise FitError("solver_options", list(exc.parts)) from None
+
+
+def check_run(solver, n_words, *, k, n_components, rank, deflation, random_state, eigensolver,
+              time_limit, solver_options):
+    """All of run_topics's checks that need no eigenpairs, before any: parameter types, the
+    solver options, and that the run fits the data (:func:`check_fit`).
+
+    Returns
+    -------
+    (k, n_components, rank) as ints
+    """
+    from spca_cli.solvers._base import check_int
+    from spca_cli.solvers.registry import solver_spec
+
+    solver_spec(solver)  # an unknown solver is the first thing to say
+    k = check_int("k", k, 1)
+    n_components = check_int("n_components", n_components, 1)
+    rank = check_int("rank", rank, 1)
+    if deflation not in DEFLATIONS:
+        raise SpcaParameterError(f"deflation must be one of {', '.join(DEFLATIONS)}, got "
+                                 f"{deflation!r}")
     check_random_state_param(random_state)
     check_eigensolver(eigensolver)
     time_limit = check_time_limit(time_limit)
     check_solver_options(solver, solver_options)
-    check_solver_work(solver, n_words, rank=rank, time_limit=time_limit, options=solver_options)
+    check_fit(solver, n_words, k=k, n_components=n_components, rank=rank, deflation=deflation,
+              time_limit=time_limit, solver_options=solver_options)
+    return k, n_components, rank

@@ -18,18 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spca_cli import bounds as _bounds
-from spca_cli.errors import SpcaParameterError
-from spca_cli.matrix import Gram
-from spca_cli.params import check_run
-from spca_cli.solvers.registry import REGISTRY, solver_spec
-from spca_cli.solvers._base import check_int
+from spca_cli.corpus.core import input_gram
+from spca_cli.params import DEFLATIONS, check_run
+from spca_cli.solvers.registry import REGISTRY
 from spca_cli.spectrum import TOPICS_TOL, top_eigenpairs
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["Topic", "TopicsResult", "TotalBound", "run_topics", "DEFLATIONS", "DEFAULTS"]
 
-DEFLATIONS = ("remove", "projection")
 
 #: The defaults of run_topics, ``spca topics`` and :class:`~spca_cli.estimator.SparseTopics`
 DEFAULTS = {"solver": "auto", "k": 10, "n_components": 5, "rank": 2, "deflation": "remove",
@@ -81,47 +78,6 @@ class TopicsResult:
     eigensolver: dict = field(default_factory=dict)
 
 
-def _gram_and_labels(data):
-    """A Gram operator and the word labels for a Corpus (S) or a MatrixInput (dense A)."""
-    if getattr(data, "backend", None) is not None:  # rows of S on a Dask cluster
-        A = Gram.from_backend(data.backend)
-        labels = np.asarray(data.vocabulary, dtype=object)
-        summary = {"path": str(data.path), "documents": data.n_documents,
-                   "words": data.n_words, "nonzeros": data.nnz}
-    elif getattr(data, "S", None) is not None:
-        S = data.S
-        A = Gram.from_documents(S)
-        labels = np.asarray(data.vocabulary, dtype=object)
-        summary = {"path": str(data.path), "documents": int(S.shape[0]),
-                   "words": int(S.shape[1]), "nonzeros": int(S.nnz)}
-    else:
-        A = Gram.from_dense(data.A)
-        labels = np.asarray(data.labels, dtype=object)
-        summary = {"path": str(data.path), "documents": None, "words": int(data.A.shape[0]),
-                   "nonzeros": int(np.count_nonzero(data.A))}
-    summary["paths"] = list(getattr(data, "paths", None) or [summary["path"]])
-    return A, labels, summary
-
-
-def _check_options(solver, A, k, n_components, rank, deflation):
-    spec = solver_spec(solver)
-    k = check_int("k", k, 1)
-    n_components = check_int("components", n_components, 1)
-    rank = check_int("rank", rank, 1)
-    if deflation not in DEFLATIONS:
-        raise SpcaParameterError(f"deflation must be one of {', '.join(DEFLATIONS)}, got {deflation!r}")
-    if k > A.n:
-        raise SpcaParameterError(f"k must be <= the number of words; got k={k} > {A.n}")
-    if rank > A.n:
-        raise SpcaParameterError(f"rank must be <= the number of words; got rank={rank} > {A.n}")
-    disjoint = deflation == "remove" or spec.joint
-    if disjoint and n_components * k > A.n:
-        raise SpcaParameterError(
-            f"components * k must be <= the number of words for disjoint topics; "
-            f"got {n_components} * {k} = {n_components * k} > {A.n}")
-    return k, n_components, rank
-
-
 def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                n_components=DEFAULTS["n_components"], rank=DEFAULTS["rank"],
                deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
@@ -162,10 +118,11 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     """
     solver_options = dict(solver_options or {})
     seconds = dict(seconds or {})
-    A0, labels, summary = _gram_and_labels(data)
-    k, n_components, rank = _check_options(solver, A0, k, n_components, rank, deflation)
-    check_run(solver, A0.n, rank=rank, random_state=random_state, eigensolver=eigensolver,
-              time_limit=time_limit, solver_options=solver_options)
+    A0, labels, summary = input_gram(data)
+    k, n_components, rank = check_run(
+        solver, A0.n, k=k, n_components=n_components, rank=rank, deflation=deflation,
+        random_state=random_state, eigensolver=eigensolver, time_limit=time_limit,
+        solver_options=solver_options)
     joint = REGISTRY[solver].joint
     n_eig = max(rank + 1, n_components + 1, 2)
 

@@ -25,9 +25,9 @@ def test_yesterday_is_computed_in_the_given_timezone():
 
 def test_day_options_are_checked():
     tz = resolve_timezone("UTC")
-    with pytest.raises(SpcaParameterError, match="use just one of --date and --yesterday"):
+    with pytest.raises(SpcaParameterError, match="use just one of date_text and yesterday"):
         resolve_day("2015-02-20", yesterday=True, tz=tz)
-    with pytest.raises(SpcaParameterError, match="--date must be YYYY-MM-DD, got '20/02/2015'"):
+    with pytest.raises(SpcaParameterError, match="^date_text must be YYYY-MM-DD, got '20/02/2015'"):
         resolve_day("20/02/2015", tz=tz)
     with pytest.raises(SpcaParameterError, match="unknown time zone 'Mars/Olympus'"):
         resolve_timezone("Mars/Olympus")

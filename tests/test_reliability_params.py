@@ -141,11 +141,12 @@ def test_reproduce_checks_every_run_before_the_first(tmp_path):
         tmp_path, "measure: recovery\ndata: {generator: spiked_covariance, n: 50, samples: [5]}\n"
                   "trials: 2\nruns:\n" + runs +
                   "  - {solver: bipartite, k: 2, components: 2, options: {samples: 1000000000000}}\n")
+    # a config names the run's keys (time_limit, options.samples), not the CLI's flags
     assert_error(spca("reproduce", config),
                  f"{config}: runs[4].options: bipartite with 1,000,000,000,000 samples would "
                  "take about 9.92e+04 hours (at the ~2,800 samples/s measured on KOS); the "
-                 "limit without --time-limit is 10,000,000: give fewer --samples or a "
-                 "--time-limit")
+                 "limit without time_limit is 10,000,000: give fewer samples or a "
+                 "time_limit")
     config.write_text(config.read_text().replace("samples: 1000000000000", "refine: -1"))
     assert_error(spca("reproduce", config),
                  f"{config}: runs[4].options.refine: must be an int >= 0, got -1")

@@ -227,13 +227,14 @@ def test_relation_to_the_data_is_checked_before_running(tmp_path, monkeypatch):
     write(tmp_path, raw, "big.yaml")
     with pytest.raises(SpcaInputError) as info:
         run_config("big.yaml")
-    assert str(info.value) == ("big.yaml: runs[0].components: components * k must be <= the 300 "
-                               "words for disjoint topics; got 4 * 100")
+    # the sentence run_topics says (spca_cli.params.check_fit), at the run's key
+    assert str(info.value) == ("big.yaml: runs[0].components: components * k must be <= the "
+                               "number of words for disjoint topics; got 4 * 100 = 400 > 300")
 
 
 def test_trials_and_format_are_checked(tmp_path):
     path = write(tmp_path, zipf_raw("components", [{"solver": "threshold", "k": 3}]))
-    with pytest.raises(SpcaParameterError, match="--trials applies only to measure 'recovery'"):
+    with pytest.raises(SpcaParameterError, match="^trials applies only to measure 'recovery'"):
         run_config(path, trials=3)
     with pytest.raises(SpcaParameterError, match="format must be one of markdown, json"):
         run_config(path, fmt="csv")

@@ -226,7 +226,7 @@ def test_refuses_too_many_candidates():
     with pytest.raises(SpcaParameterError, match=(
             r"^rank 3 with k=4 leaves (at least )?\d+ words after elimination: (at least )?"
             r"[0-9.e+]+ candidate supports "
-            r"would not finish; use a smaller --rank, or --time-limit SECONDS to get the best "
+            r"would not finish; use a smaller rank, or time_limit SECONDS to get the best "
             r"found in that time$")):
         spannogram(A, 4, eigen=top_eigenpairs(A, 4), rank=3, max_candidates=100)
 

@@ -1,14 +1,18 @@
 """The two things an input becomes: a :class:`Corpus` (document-word matrix S) or a
-:class:`MatrixInput` (a PSD matrix A given directly)."""
+:class:`MatrixInput` (a PSD matrix A given directly); :func:`input_gram` is the one place that
+tells them apart for the commands: the operator A, the word labels and the input's summary."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Corpus", "MatrixInput"]
+from spca_cli.matrix import Gram
+
+__all__ = ["Corpus", "MatrixInput", "InputGram", "input_gram"]
 
 
 @dataclass
@@ -87,3 +91,39 @@ class MatrixInput:
     @property
     def n_words(self):
         return int(self.A.shape[0])
+
+
+class InputGram(NamedTuple):
+    """What the pipeline needs of an input (:func:`input_gram`)."""
+
+    gram: Gram
+    #: the name of each word (column of S, row of A), an object array
+    labels: np.ndarray
+    #: path, documents (None for a matrix given as A), words, nonzeros (of S, or of A) and
+    #: paths, as the topics JSON reports the input
+    summary: dict
+
+
+def input_gram(data):
+    """The operator A, the word labels and the summary of a :class:`Corpus` (A = S^T S) or a
+    :class:`MatrixInput` (A as given), or of an object shaped like one of them (``S`` and
+    ``vocabulary``, or ``A`` and ``labels``; ``path``, optionally ``paths``), or of a
+    :class:`~spca_cli.distributed.corpus.DistributedCorpus` (its products on the workers).
+
+    Returns
+    -------
+    InputGram
+    """
+    if getattr(data, "backend", None) is not None:  # row blocks of S on a Dask cluster
+        gram, labels = Gram.from_backend(data.backend), data.vocabulary
+        documents, nonzeros = int(data.n_documents), int(data.nnz)
+    elif getattr(data, "S", None) is not None:
+        gram, labels = Gram.from_documents(data.S), data.vocabulary
+        documents, nonzeros = int(data.S.shape[0]), int(data.S.nnz)
+    else:
+        gram, labels = Gram.from_dense(data.A), data.labels
+        documents, nonzeros = None, int(np.count_nonzero(data.A))
+    path = str(data.path)
+    summary = {"path": path, "documents": documents, "words": int(gram.n), "nonzeros": nonzeros,
+               "paths": list(getattr(data, "paths", None) or [path])}
+    return InputGram(gram, np.asarray(labels, dtype=object), summary)

@@ -27,7 +27,7 @@ from spca_cli.corpus.tokenize import (WEIGHTINGS, VocabularyBuilder, apply_weigh
                                       parse_ngram_range, read_stopwords)
 from spca_cli.corpus.tweets import first_fields, iter_csv, iter_jsonl
 from spca_cli.corpus.uci import is_docword_name, read_uci
-from spca_cli.errors import SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
+from spca_cli.errors import Name, SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
 
 __all__ = ["read_corpus", "load_input", "detect_format", "FORMATS", "DEFAULTS"]
 
@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 
 FORMATS = ("auto", "uci", "csv", "jsonl", "text")
 RAW_KINDS = ("csv", "jsonl", "text")
+#: the time window's parameters as message parts ("since/until"; the CLI: --since/--until)
+_SINCE_UNTIL = (Name("since"), "/", Name("until"))
 _READERS = {"csv": iter_csv, "jsonl": iter_jsonl, "text": iter_text}
 
 # Raw text follows the 2013 paper; a UCI or MatrixMarket corpus is already tokenised and
@@ -61,14 +63,15 @@ def detect_format(path):
     for suffix, kind in _SUFFIXES:
         if name.endswith(suffix):
             return kind
-    raise SpcaInputError(path, "cannot tell the input format from the file name (expected "
-                               "docword.NAME.txt, .csv, .jsonl, .json, .txt, .npz, .npy or .mtx, "
-                               "optionally .gz); give --format")
+    raise SpcaInputError(path, ["cannot tell the input format from the file name (expected "
+                                "docword.NAME.txt, .csv, .jsonl, .json, .txt, .npz, .npy or .mtx,"
+                                " optionally .gz); give ", Name("format")])
 
 
 def _kinds(paths, format):
     if format not in FORMATS:
-        raise SpcaParameterError(f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
+        raise SpcaParameterError([Name("format"), f" must be one of {', '.join(FORMATS)}, "
+                                                  f"got {format!r}"])
     for p in paths:
         check_file(p)
     kinds = [detect_format(p) if format == "auto" else format for p in paths]
@@ -85,25 +88,25 @@ def _resolve(options, group):
     out = {k: (options.get(k) if options.get(k) is not None else v)
            for k, v in DEFAULTS[group].items()}
     if out["weighting"] not in WEIGHTINGS:
-        raise SpcaParameterError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, "
-                                 f"got {out['weighting']!r}")
+        raise SpcaParameterError([Name("weighting"), f" must be one of {', '.join(WEIGHTINGS)}"
+                                                     f", got {out['weighting']!r}"])
     for name in ("min_count", "min_length"):
         if int(out[name]) < 1:
-            raise SpcaParameterError(f"--{name.replace('_', '-')} must be at least 1, "
-                                     f"got {out[name]}")
+            raise SpcaParameterError([Name(name), f" must be at least 1, got {out[name]}"])
     return out
 
 
 def _time_window(since, until):
-    lo = parse_bound(since, name="--since")
-    hi = parse_bound(until, name="--until", end_of_day=True)
+    lo = parse_bound(since, name="since")
+    hi = parse_bound(until, name="until", end_of_day=True)
     if lo is not None and hi is not None and lo > hi:
-        raise SpcaParameterError(f"--since {since} is later than --until {until}")
+        raise SpcaParameterError([Name("since"), f" {since} is later than ", Name("until"),
+                                  f" {until}"])
     return lo, hi
 
 
 def _contains_ids(words, vocabulary, to_token):
-    """Column ids of the ``--contains`` words (-1 for a word that never occurs)."""
+    """Column ids of the ``contains`` words (-1 for a word that never occurs)."""
     index = {w: i for i, w in enumerate(vocabulary)} if words else {}
     ids = []
     for word in words:
@@ -114,13 +117,14 @@ def _contains_ids(words, vocabulary, to_token):
 
 def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, settings,
             min_length_applied, documents=(None, None)):
-    """Row filter (--contains), word filters, weighting; shared by every corpus kind.
+    """Row filter (``contains``), word filters, weighting; shared by every corpus kind.
 
     ``documents`` is the (texts, ids) pair of :class:`Strings` (or Nones), filtered with the
-    rows and returned as the fifth item of the result."""
+    rows and returned as the fifth item of the result. ``described`` (the second item) lists
+    the row filters applied, each as message parts."""
     described = []
     if len(contains):
-        described.append("--contains " + " ".join(contains))
+        described.append([Name("contains"), " " + " ".join(contains)])
         present = contains_ids[contains_ids >= 0]
         if len(present):
             hit = np.asarray((S[:, present] != 0).sum(axis=1)).ravel() > 0
@@ -144,17 +148,23 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
         min_count=int(settings["min_count"]),
         min_length=1 if min_length_applied else int(settings["min_length"]))
     if S.shape[1] == 0:
-        raise SpcaInputError(path, f"no words left after the word filters (--min-count "
-                                   f"{settings['min_count']}, --min-length "
-                                   f"{settings['min_length']}, --stopwords "
-                                   f"{settings['stopwords']})")
+        raise SpcaInputError(path, [
+            "no words left after the word filters (", Name("min_count"),
+            f" {settings['min_count']}, ", Name("min_length"), f" {settings['min_length']}, ",
+            Name("stopwords"), f" {settings['stopwords']})"])
     S = apply_weighting(S, settings["weighting"])
     return (S, vocabulary, times, offsets, documents), described
 
 
 def _no_documents(path, described):
-    what = ", ".join(described) if described else "reading"
-    return SpcaNoDocumentsError(path, f"no documents left after {what}")
+    """The error for no documents left after the row filters ``described`` (message parts)."""
+    return SpcaNoDocumentsError(path, ["no documents left after ",
+                                       *(_joined(described) or ["reading"])])
+
+
+def _joined(groups):
+    """Groups of message parts as one list of parts, separated by commas."""
+    return [part for i, group in enumerate(groups) for part in ([", "] if i else []) + group]
 
 
 def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_column=None,
@@ -210,7 +220,7 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
         A file is missing, empty or malformed (message names the file and line), or the
         filters leave no documents or no words.
     SpcaParameterError
-        Inconsistent options (--since later than --until, several UCI files, ...).
+        Inconsistent options (``since`` later than ``until``, several UCI files, ...).
 
     Notes
     -----
@@ -245,28 +255,30 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
     options = {"format": kind, "inputs": paths, "vocab": vocab, "since": _iso(since),
                "until": _iso(until), "contains": list(contains), **settings}
     if kind not in ("csv", "jsonl") and (text_column or time_column):
-        raise SpcaParameterError("--text-column and --time-column apply to CSV and JSON lines only")
+        raise SpcaParameterError([Name("text_column"), " and ", Name("time_column"),
+                                  " apply to CSV and JSON lines only"])
     if lang:
         if kind not in ("csv", "jsonl"):
-            raise SpcaInputError(name, f"{kind} input has no language field, so --lang cannot "
-                                       "apply (it reads JSON 'lang' or a CSV 'lang'/'language' "
-                                       "column)")
+            raise SpcaInputError(name, [f"{kind} input has no language field, so ",
+                                        Name("lang"), " cannot apply (it reads JSON 'lang' or "
+                                        "a CSV 'lang'/'language' column)"])
         options["lang"] = list(lang)
     if ngrams is not None:
         if not raw:
-            raise SpcaParameterError("--ngrams applies to raw text (CSV, JSON lines, text), "
-                                     f"not to {kind} input, which is tokenised already")
+            raise SpcaParameterError([Name("ngrams"), " applies to raw text (CSV, JSON lines, "
+                                      f"text), not to {kind} input, which is tokenised "
+                                      "already"])
         options["ngrams"] = list(ngram_range)
     if titles is not None:
         if kind != "uci":
-            raise SpcaParameterError("--titles applies to UCI docword files only (tweets and "
-                                     "text lines are their own text)")
+            raise SpcaParameterError([Name("titles"), " applies to UCI docword files only "
+                                      "(tweets and text lines are their own text)"])
         options["titles"] = titles
 
     if kind == "uci":
         if lo is not None or hi is not None:
-            raise SpcaInputError(paths[0], "has no document times, so --since/--until cannot "
-                                           "apply")
+            raise SpcaInputError(paths[0], ["has no document times, so ", *_SINCE_UNTIL,
+                                            " cannot apply"])
         S, vocabulary = read_uci(paths[0], vocab=vocab, progress=progress)
         times = offsets = None
         texts = None if titles is None else read_titles(titles, S.shape[0], source=paths[0])
@@ -278,7 +290,7 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
             return word if word in known else word.lower()
     else:
         if vocab:
-            raise SpcaParameterError("--vocab applies to UCI docword files only")
+            raise SpcaParameterError([Name("vocab"), " applies to UCI docword files only"])
         analyzer = make_analyzer(int(settings["min_length"]), settings["stopwords"], ngram_range)
         S, vocabulary, times, offsets, meta, (texts, ids) = _stream(
             paths, kind, analyzer, lo, hi, text_column, time_column, progress, lang)
@@ -288,14 +300,14 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         def to_token(word):
             tokens = analyzer(word)
             if len(tokens) != 1:
-                raise SpcaParameterError(f"--contains {word!r} is not one word under the "
-                                         f"tokenising rules (letters first, at least "
-                                         f"{settings['min_length']} characters, not a stop "
-                                         "word)")
+                raise SpcaParameterError([Name("contains"), f" {word!r} is not one word under "
+                                          "the tokenising rules (letters first, at least "
+                                          f"{settings['min_length']} characters, not a stop "
+                                          "word)"])
             return tokens[0]
 
-    row_filters = (["--since/--until"] if lo is not None or hi is not None else []) + (
-        ["--lang " + " ".join(lang)] if lang else [])
+    row_filters = ([list(_SINCE_UNTIL)] if lo is not None or hi is not None else []) + (
+        [[Name("lang"), " " + " ".join(lang)]] if lang else [])
     if S.shape[0] == 0:
         if not row_filters:
             raise SpcaNoDocumentsError(name, "has no documents")
@@ -344,8 +356,8 @@ def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents):
         if epoch is None:
             all_timed = False
             if lo is not None or hi is not None:
-                raise SpcaInputError(path, "has no time column, so --since/--until cannot "
-                                           "apply (give --time-column)")
+                raise SpcaInputError(path, ["has no time column, so ", *_SINCE_UNTIL,
+                                            " cannot apply (give ", Name("time_column"), ")"])
         elif lo is not None or hi is not None:
             keep = np.ones(len(texts), dtype=bool)
             if lo is not None:
@@ -572,33 +584,36 @@ def _load_files(inputs, format, labels, progress, ingest_options):
     kind = _kinds(paths, format) if format == "auto" else format
     if kind in ("uci", *RAW_KINDS):
         if labels:
-            raise SpcaParameterError("--labels applies to .npy and .mtx inputs only")
+            raise SpcaParameterError([Name("labels"), " applies to .npy and .mtx inputs only"])
         return read_corpus(inputs, format=format, progress=progress, **ingest_options)
     given = _given(ingest_options)
     if "lang" in given:
-        raise SpcaInputError(paths[0], f"{kind} input has no language field, so --lang cannot "
-                                       "apply (give the raw CSV or JSON lines file)")
+        raise SpcaInputError(paths[0], [f"{kind} input has no language field, so ",
+                                        Name("lang"), " cannot apply (give the raw CSV or JSON "
+                                        "lines file)"])
     if "ngrams" in given:
-        raise SpcaParameterError(f"--ngrams cannot apply to a {kind} input, which is "
-                                 "tokenised already (give it to spca ingest with the raw text)")
+        raise SpcaParameterError([Name("ngrams"), f" cannot apply to a {kind} input, which is "
+                                  "tokenised already (give it to spca ingest with the raw "
+                                  "text)"])
     if kind == "npy":
         if given:
-            raise SpcaParameterError(f"{_flags(given)} cannot apply to a matrix input (.npy)")
+            raise SpcaParameterError([*_names(given), " cannot apply to a matrix input (.npy)"])
         return read_npy(paths[0], labels=labels)
     if labels and kind == "corpus":
-        raise SpcaParameterError("--labels applies to .npy and .mtx inputs only")
+        raise SpcaParameterError([Name("labels"), " applies to .npy and .mtx inputs only"])
     return _refilter(paths[0], kind, labels, given)
 
 
-def _flags(given):
-    return ", ".join("--" + k.replace("_", "-") for k in given)
+def _names(given):
+    """The parameters ``given``, as message parts separated by commas."""
+    return _joined([[Name(k)] for k in given])
 
 
 def _refilter(path, kind, labels, given):
     """A saved corpus or an .mtx matrix, with the row and word filters that were asked for."""
     bad = [k for k in ("vocab", "text_column", "time_column", "titles") if k in given]
     if bad:
-        raise SpcaParameterError(f"{_flags({k: 1 for k in bad})} cannot apply to a {kind} input")
+        raise SpcaParameterError([*_names(bad), f" cannot apply to a {kind} input"])
     if kind == "mtx":
         S, vocabulary, source = read_mtx(path, labels=labels)
         times = offsets = None
@@ -615,8 +630,8 @@ def _refilter(path, kind, labels, given):
         options = dict(corpus.options)
         built = options.get("weighting", "count")
         if given.get("weighting", built) != built:
-            raise SpcaParameterError(f"{path} was built with --weighting {built}; re-run "
-                                     "spca ingest to change it")
+            raise SpcaParameterError([f"{path} was built with ", Name("weighting"),
+                                      f" {built}; re-run spca ingest to change it"])
         # the word filters only remove; weighting stays as built
         base = {"min_count": 1, "min_length": 1, "stopwords": "none", "weighting": "count"}
     settings = {**base, **{k: given[k] for k in ("min_count", "min_length", "stopwords")
@@ -628,7 +643,8 @@ def _refilter(path, kind, labels, given):
     described = []
     if lo is not None or hi is not None:
         if times is None:
-            raise SpcaInputError(path, "has no document times, so --since/--until cannot apply")
+            raise SpcaInputError(path, ["has no document times, so ", *_SINCE_UNTIL,
+                                        " cannot apply"])
         keep = np.ones(len(times), dtype=bool)
         if lo is not None:
             keep &= times >= lo
@@ -636,7 +652,7 @@ def _refilter(path, kind, labels, given):
             keep &= times <= hi
         S, times, offsets = S[np.flatnonzero(keep)], times[keep], offsets[keep]
         documents = tuple(None if d is None else d.take(keep) for d in documents)
-        described.append("--since/--until")
+        described.append(list(_SINCE_UNTIL))
     contains = tuple(given.get("contains", ()))
     index = {w: i for i, w in enumerate(vocabulary)}
     ids = np.array([index.get(w, index.get(w.lower(), -1)) for w in contains], dtype=np.int64)

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
 
 __all__ = ["Inputs", "open_inputs", "STDIN"]
 
@@ -96,8 +96,8 @@ def _folder_files(folder, input_format):
 
 def _spool_stdin(folder, input_format, stdin):
     if input_format in (None, "auto"):
-        raise SpcaParameterError("reading standard input (-) needs --input-format "
-                                 "csv|jsonl|text|uci")
+        raise SpcaParameterError(["reading standard input (-) needs ", Name("format"),
+                                  " csv|jsonl|text|uci"])
     stream = stdin if stdin is not None else sys.stdin.buffer
     if stdin is None and sys.stdin.isatty():
         raise SpcaInputError(STDIN, "standard input is a terminal; pipe a file in "

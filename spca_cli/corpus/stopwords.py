@@ -21,7 +21,7 @@ from pathlib import Path
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
 
 __all__ = ["StopList", "resolve_stopwords", "english_form", "language_names"]
 
@@ -122,11 +122,12 @@ def resolve_stopwords(spec):
         return StopList(frozenset())
     items = [item.strip() for item in str(spec).split(",")]
     if any(not item for item in items):
-        raise SpcaParameterError(f"--stopwords {spec!r}: an empty item between commas")
+        raise SpcaParameterError([Name("stopwords"), f" {spec!r}: an empty item between commas"])
     if items == ["none"]:
         return StopList(frozenset(), spec="none")
     if "none" in items:
-        raise SpcaParameterError(f"--stopwords {spec!r}: 'none' cannot be combined with lists")
+        raise SpcaParameterError([Name("stopwords"), f" {spec!r}: 'none' cannot be combined "
+                                                 "with lists"])
     words, english, legacy = set(), False, False
     for item in items:
         name = item.lower()

@@ -204,7 +204,7 @@ def parse_timestamps(strings):
 
 
 def parse_bound(value, *, name, end_of_day=False):
-    """``--since``/``--until`` (a date or an ISO datetime) -> UTC epoch seconds.
+    """``since``/``until`` (a date or an ISO datetime; ``name`` is which) -> UTC epoch seconds.
 
     A date alone means the start of that day in UTC, or with ``end_of_day`` its last second,
     so ``--until 2015-02-20`` keeps all of Feb 20.
@@ -226,10 +226,10 @@ def parse_bound(value, *, name, end_of_day=False):
             return int(dt.timestamp())
         return parse_one(text)[0]
     except ValueError:
-        from spca_cli.errors import SpcaParameterError
+        from spca_cli.errors import Name, SpcaParameterError
 
-        raise SpcaParameterError(f"{name} must be a date (2015-02-17) or an ISO datetime "
-                                 f"(2015-02-17T09:00:00-08:00), got {value!r}") from None
+        raise SpcaParameterError([Name(name), " must be a date (2015-02-17) or an ISO datetime "
+                                  f"(2015-02-17T09:00:00-08:00), got {value!r}"]) from None
 
 
 def format_time(epoch, offset):

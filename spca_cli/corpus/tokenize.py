@@ -27,7 +27,7 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
 from spca_cli.corpus.scripts import MIN_PIECE, Segmenter, mark_class, no_space_pattern
 from spca_cli.corpus.stopwords import StopList, english_form, resolve_stopwords
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import Name, SpcaParameterError
 
 __all__ = [
     "Tokenizer",
@@ -64,7 +64,7 @@ def token_pattern(min_length=3):
     ``(?<!')`` makes the regex give back a trailing apostrophe ("flights'" -> "flights").
     """
     if min_length < 1:
-        raise SpcaParameterError(f"--min-length must be at least 1, got {min_length}")
+        raise SpcaParameterError([Name("min_length"), f" must be at least 1, got {min_length}"])
     return r"(?u)\b[^\W\d_][\w'%s]{%d,}(?<!')" % (mark_class(), min_length - 1)
 
 
@@ -89,11 +89,12 @@ def parse_ngram_range(value):
         except ValueError:
             numbers = []
         if len(numbers) not in (1, 2):
-            raise SpcaParameterError(f"--ngrams must be N or MIN-MAX (e.g. 1-2), got {value!r}")
+            raise SpcaParameterError([Name("ngrams"), " must be N or MIN-MAX (e.g. 1-2), got "
+                                      f"{value!r}"])
         value = (numbers[0], numbers[-1])
     low, high = (int(v) for v in value)
     if not 1 <= low <= high:
-        raise SpcaParameterError(f"--ngrams must satisfy 1 <= MIN <= MAX, got {low}-{high}")
+        raise SpcaParameterError([Name("ngrams"), f" must satisfy 1 <= MIN <= MAX, got {low}-{high}"])
     return low, high
 
 
@@ -395,5 +396,5 @@ def apply_weighting(S, weighting):
         return out
     if weighting == "tfidf":
         return sp.csr_array(TfidfTransformer().fit_transform(S), dtype=np.float64)
-    raise SpcaParameterError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, "
-                             f"got {weighting!r}")
+    raise SpcaParameterError([Name("weighting"), f" must be one of {', '.join(WEIGHTINGS)}, "
+                                                 f"got {weighting!r}"])

@@ -23,7 +23,7 @@ from itertools import compress, islice
 from spca_cli.corpus._io import line_chunks, open_text
 from spca_cli.corpus.texts import ID_COLUMNS, JSON_ID_KEYS
 from spca_cli.corpus.times import TimeFormatError, parse_timestamps
-from spca_cli.errors import SpcaInputError
+from spca_cli.errors import Name, SpcaInputError
 
 __all__ = ["iter_csv", "iter_jsonl", "first_fields", "language_matcher", "TIME_COLUMNS",
            "LANGUAGE_COLUMNS", "CHUNK_DOCUMENTS"]
@@ -101,9 +101,9 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
         header = [h.strip() for h in header]
         text_name = text_column or "text"
         if text_name not in header:
-            hint = "" if text_column else " (use --text-column)"
-            raise SpcaInputError(path, f"no text column '{text_name}'{hint}; the columns are: "
-                                       f"{', '.join(header)}", line=1)
+            hint = [] if text_column else [" (use ", Name("text_column"), ")"]
+            raise SpcaInputError(path, [f"no text column '{text_name}'", *hint,
+                                        f"; the columns are: {', '.join(header)}"], line=1)
         ti = header.index(text_name)
         if time_column is not None:
             if time_column not in header:
@@ -120,9 +120,9 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
         if matches is not None:
             lang_name = next((c for c in LANGUAGE_COLUMNS if c in header), None)
             if lang_name is None:
-                raise SpcaInputError(path, f"no language column ({' or '.join(LANGUAGE_COLUMNS)})"
-                                           f" for --lang; the columns are: {', '.join(header)}",
-                                     line=1)
+                raise SpcaInputError(path, [f"no language column ({' or '.join(LANGUAGE_COLUMNS)})"
+                                            " for ", Name("lang"),
+                                            f"; the columns are: {', '.join(header)}"], line=1)
             li = header.index(lang_name)
             need = max(need, li)
 
@@ -292,8 +292,8 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
                           and _text_of(o, text_column) is not None), None)
             if first is not None:
                 if matches is not None and "lang" not in first:
-                    raise SpcaInputError(path, "no 'lang' field for --lang (the first object "
-                                               "with text has none)",
+                    raise SpcaInputError(path, ["no 'lang' field for ", Name("lang"),
+                                                " (the first object with text has none)"],
                                          line=list(numbers)[objs.index(first)])
                 use_times = time_name is not None or "created_at" in first
                 time_name = (time_name or "created_at") if use_times else None

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spca_cli.corpus._io import check_file, decode_error, is_gzip, open_binary
-from spca_cli.errors import SpcaInputError
+from spca_cli.errors import Name, SpcaInputError
 from spca_cli.limits import check_memory
 
 __all__ = ["read_uci", "vocab_path_for", "is_docword_name"]
@@ -181,10 +181,11 @@ def read_uci(path, vocab=None, progress=None):
     check_file(path)
     vocab_file = vocab or vocab_path_for(path)
     if vocab_file is None:
-        raise SpcaInputError(path, "no vocabulary: name the file docword.NAME.txt with "
-                                   "vocab.NAME.txt beside it, or give --vocab")
+        raise SpcaInputError(path, ["no vocabulary: name the file docword.NAME.txt with "
+                                    "vocab.NAME.txt beside it, or give ", Name("vocab")])
     if not os.path.exists(vocab_file):
-        raise SpcaInputError(vocab_file, "vocabulary file not found (give --vocab FILE)")
+        raise SpcaInputError(vocab_file, ["vocabulary file not found (give ", Name("vocab"),
+                                          " FILE)"])
 
     with open_binary(path, progress) as (stream, tracker):
         D, W, NNZ = _read_header(path, stream)

@@ -65,12 +65,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.corpus.core import input_gram
+from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
 from spca_cli.files import atomic_write, check_output_folder, output_errors
 from spca_cli.reproduce.config import (FORMATS, MEASURES, Config, DataSpec, DaysSpec,
                                        PublishedSpec, RunSpec, _Bad, check_work, load_config)
-from spca_cli.reproduce.measures import (_MEASURE_FUNCS, _check_runs_fit, _load_data, _n_words,
-                                         _recovery)
+from spca_cli.reproduce.measures import _MEASURE_FUNCS, _check_runs_fit, _load_data, _recovery
 from spca_cli.reproduce.render import _plot_png, _published_dict, render_json, render_markdown
 
 logger = logging.getLogger(__name__)
@@ -144,14 +144,15 @@ def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
     config = load_config(path)
     if trials is not None:
         if isinstance(trials, bool) or not isinstance(trials, numbers.Integral) or trials < 1:
-            raise SpcaParameterError(f"--trials must be an int >= 1, got {trials!r}")
+            raise SpcaParameterError([Name("trials"), f" must be an int >= 1, got {trials!r}"])
         if config.measure != "recovery":
-            raise SpcaParameterError(f"--trials applies only to measure 'recovery'; {path} "
-                                     f"measures {config.measure!r}")
+            raise SpcaParameterError([Name("trials"), " applies only to measure 'recovery'; "
+                                      f"{path} measures {config.measure!r}"])
         try:
             check_work(config, trials=int(trials))
         except _Bad as exc:
-            raise SpcaParameterError(f"--trials {trials}: {str(exc).split(': ', 1)[1]}") from None
+            raise SpcaParameterError([Name("trials"), f" {trials}: "
+                                      f"{str(exc).split(': ', 1)[1]}"]) from None
         config = replace(config, trials=int(trials))
     if outdir is not None:
         check_output_folder(outdir, _config_inputs(path, config),
@@ -166,7 +167,7 @@ def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
         data = _load_data(config)
         load_seconds = time.perf_counter() - t_load
         try:
-            _check_runs_fit(config, _n_words(data))
+            _check_runs_fit(config, input_gram(data).gram.n)
         except _Bad as exc:
             raise SpcaInputError(path, str(exc)) from None
         body = _MEASURE_FUNCS[config.measure](config, data, progress)

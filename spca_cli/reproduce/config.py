@@ -15,7 +15,7 @@ import yaml
 
 from spca_cli import limits
 from spca_cli.errors import SpcaInputError, SpcaParameterError
-from spca_cli.params import SEED_MAX, OptionError, check_solver_options
+from spca_cli.params import SEED_MAX, FitError, OptionError, check_fit, check_solver_options
 from spca_cli.solvers.registry import REGISTRY, solver_names
 from spca_cli.topics import DEFLATIONS
 
@@ -698,26 +698,20 @@ def check_work(config, trials=None):
 
 
 def check_runs_fit(config, n_words):
-    """Relations between the runs and the data size, and each run's own work (samples,
-    epsilon), checked before any run starts."""
+    """Every run fits the data, as run_topics will check it (:func:`spca_cli.params.check_fit`:
+    k, rank, disjoint topics, a sampling solver's work), before any run starts; an error names
+    the run's key."""
+    sweep = config.measure == "sparsity_sweep"
     for i, run in enumerate(config.runs):
         where = f"runs[{i}]"
-        ks = config.k_values if config.measure == "sparsity_sweep" else (run.k,)
-        k = max(ks)
-        key = "k_values" if config.measure == "sparsity_sweep" else f"{where}.k"
-        if k > n_words:
-            raise _Bad(key, f"must be <= the {n_words} words of the data, got {k}")
-        if run.rank > n_words:
-            raise _Bad(f"{where}.rank", f"must be <= the {n_words} words of the data, got "
-                                        f"{run.rank}")
-        if (run.joint or run.deflation == "remove") and run.components * k > n_words:
-            raise _Bad(f"{where}.components", f"components * k must be <= the {n_words} words "
-                                              f"for disjoint topics; got {run.components} * {k}")
+        keys = {"k": "k_values" if sweep else f"{where}.k", "rank": f"{where}.rank",
+                "n_components": f"{where}.components", "solver_options": f"{where}.options"}
         try:
-            limits.check_solver_work(run.solver, n_words, rank=run.rank,
-                                     time_limit=run.time_limit, options=dict(run.options))
-        except SpcaParameterError as exc:
-            raise _Bad(f"{where}.options", str(exc)) from None
+            check_fit(run.solver, n_words, k=max(config.k_values) if sweep else run.k,
+                      n_components=run.components, rank=run.rank, deflation=run.deflation,
+                      time_limit=run.time_limit, solver_options=dict(run.options))
+        except FitError as exc:
+            raise _Bad(keys[exc.param], str(exc)) from None
 
 
 # ====================================================================== data

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from spca_cli.corpus.core import input_gram
 from spca_cli.errors import SpcaInputError, SpcaParameterError
 from spca_cli.generate import (MatrixData, empirical_covariance, spiked_covariance, spiked_samples,
                                zipf_corpus)
@@ -53,12 +54,6 @@ def _load_data(config):
         return load_input(str(spec.path), **ingest)
     except SpcaParameterError as exc:
         raise SpcaInputError(config.path, f"data.ingest: {exc}") from None
-
-
-def _n_words(data):
-    if getattr(data, "S", None) is not None:
-        return int(data.S.shape[1])
-    return int(np.asarray(data.A).shape[0])
 
 
 # ====================================================================== measures
@@ -285,10 +280,11 @@ def _components(config, data, progress):
 
 
 def _summary(data):
-    if getattr(data, "S", None) is not None:
-        S = data.S
-        return {"documents": int(S.shape[0]), "words": int(S.shape[1]), "nonzeros": int(S.nnz)}
-    return {"documents": None, "words": _n_words(data)}
+    sizes = input_gram(data).summary
+    # a matrix given as A reports no nonzeros here (its documents are unknown)
+    keys = ("documents", "words") if sizes["documents"] is None else ("documents", "words",
+                                                                        "nonzeros")
+    return {key: sizes[key] for key in keys}
 
 
 @dataclass

@@ -29,7 +29,7 @@ import numba
 import numpy as np
 from sklearn.utils import check_random_state
 
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import Name, SpcaParameterError
 from spca_cli.kernels.spannogram import (STAT_CANDIDATES, STAT_HASHES, STAT_OVERFLOW, STAT_POINTS,
                                           STAT_TRUNCATED, STAT_ZERO_HIT, spannogram_pass)
 from spca_cli.solvers._base import check_float, check_int, check_k, finish_component
@@ -235,9 +235,9 @@ def _fewest_classes(Vc, norms, mult, k, tol, rng, tries=64):
 
 def _refusal(d, k, words, points, floor=False):
     least = "at least " if floor else ""
-    return (f"rank {d} with k={k} leaves {least}{words} words after elimination: {least}"
-            f"{points:.1e} candidate supports would not finish; use a smaller --rank, or "
-            f"--time-limit SECONDS to get the best found in that time")
+    return [f"rank {d} with k={k} leaves {least}{words} words after elimination: {least}"
+            f"{points:.1e} candidate supports would not finish; use a smaller ", Name("rank"),
+            ", or ", Name("time_limit"), " SECONDS to get the best found in that time"]
 
 
 def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_limit=None,
