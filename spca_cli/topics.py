@@ -205,7 +205,7 @@ def _topics(found, A0, labels, lam):
 def _time_limit_note(solver, which):
     exact_on = REGISTRY[solver].exact_on
     exactness = f" and not certified exact on {exact_on}" if exact_on else ""
-    return (f"{which}: {solver} stopped at --time-limit; the result is the best found so "
+    return (f"{which}: {solver} stopped at the time limit; the result is the best found so "
             f"far{exactness}")
 
 

@@ -23,7 +23,6 @@ pytest.importorskip("distributed")  # a guard only: `make test` installs the das
 from _cli import assert_error, spca  # noqa: E402
 
 from spca_cli.corpus import load_input  # noqa: E402
-from spca_cli.distributed import INSTALL_HINT  # noqa: E402
 from spca_cli.distributed.corpus import MANIFEST  # noqa: E402
 from spca_cli.distributed.ingest import plan_partitions, read_distributed  # noqa: E402
 from spca_cli.matrix import Gram  # noqa: E402
@@ -288,7 +287,9 @@ def test_ingest_refuses_a_folder_it_would_overwrite(cluster, parts, tmp_path):
 
 def test_without_the_extra_scheduler_says_how_to_install(parts, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
-    assert_error(spca("info", parts, "--scheduler", "local:2"), INSTALL_HINT)
+    assert_error(spca("info", parts, "--scheduler", "local:2"),
+                 "--scheduler needs Dask distributed, which is not installed: "
+                 "pip install 'spca-cli[dask]'")
     # and without --scheduler nothing needs it
     assert spca("info", parts, "--format", "json", "-q").exit_code == 0
 

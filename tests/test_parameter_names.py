@@ -100,9 +100,6 @@ def test_the_daily_log_names_the_options_typed(tmp_path):
                                                 "YYYY-MM-DD, got '20/02/2015'\n")
 
 
-# Warnings that become the notes of a topics result still name flags: the notes are to be typed
-# fields of the solver output (issue 17, the lead's part), and the CLI then words them too.
-NOTES_NAMING_FLAGS = {"solvers/tpower.py": 2, "solvers/bipartite.py": 1, "topics.py": 1}
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
 
 
@@ -135,4 +132,4 @@ def test_no_library_message_names_a_flag():
                     and id(node) not in skip and FLAG.search(node.value)):
                 found.setdefault(name, []).append(node.value)
     counts = {name: len(strings) for name, strings in found.items()}
-    assert counts == NOTES_NAMING_FLAGS, found
+    assert counts == {}, found

@@ -36,7 +36,7 @@ def test_a_time_limited_solver_says_so_in_fields_and_notes(gram):
     out = REGISTRY["tpower"].run(A, 8, available)
     assert out.time_limited is True and out.exact is None
     assert "time_limited" not in out.info and "seconds" not in out.info
-    assert len(out.notes) == 1 and out.notes[0].startswith("TPower stopped at --time-limit after 1 of")
+    assert len(out.notes) == 1 and out.notes[0].startswith("TPower stopped at the time limit after 1 of")
 
 
 def test_an_exact_solver_says_so(gram):
@@ -50,8 +50,8 @@ def test_an_exact_solver_says_so(gram):
 def test_the_pipeline_reports_each_note_once_and_the_fields_in_json(kos):
     result = run_topics(kos, solver="tpower", k=8, n_components=2, time_limit=1e-9)
     stopped = [n for n in result.notes if "stopped at" in n]
-    # each component's own note, and no generic "stopped at --time-limit" note on top of it
-    assert len(stopped) == 1 and stopped[0].startswith("TPower stopped at --time-limit")
+    # each component's own note, and no generic "stopped at the time limit" note on top of it
+    assert len(stopped) == 1 and stopped[0].startswith("TPower stopped at the time limit after")
     doc = to_dict(result)
     for component in doc["components"]:
         assert component["solver_info"]["time_limited"] is True
@@ -62,7 +62,7 @@ def test_a_silent_time_limit_gets_the_generic_note(kos):
     result = run_topics(kos, solver="spannogram", k=8, n_components=1, rank=3, time_limit=1e-9)
     topic = result.components[0]
     assert topic.time_limited is True and topic.exact is False
-    assert result.notes == ["component 1: spannogram stopped at --time-limit; the result is the "
+    assert result.notes == ["component 1: spannogram stopped at the time limit; the result is the "
                             "best found so far and not certified exact on A_d"]
 
 

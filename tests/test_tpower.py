@@ -96,7 +96,7 @@ def test_convergence_warning():
     G = rng.standard_normal((40, 80))
     A = Gram.from_dense(G @ G.T)
     with pytest.warns(ConvergenceWarning, match=r"TPower stopped at the iteration limit 1 "
-                                                r"before converging; increase --max-iter"):
+                                                r"before converging; a higher limit may find more"):
         out = tpower(A, 5, init="top-variance", max_iter=1, local_search=False)
     assert not out.info["converged"]
     assert out.info["iterations"] == 1
@@ -258,5 +258,5 @@ def test_time_limit_stops_between_starts_and_says_so():
         out = tpower(A, 10, time_limit=1e-9)
     assert out.time_limited is True and len(out.info["starts"]) == 1
     messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
-    assert any(m.startswith("TPower stopped at --time-limit after 1 of ") for m in messages)
+    assert any(m.startswith("TPower stopped at the time limit after 1 of ") for m in messages)
     assert tpower(A, 10).time_limited is False

@@ -148,12 +148,41 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
         min_count=int(settings["min_count"]),
         min_length=1 if min_length_applied else int(settings["min_length"]))
     if S.shape[1] == 0:
-        raise SpcaInputError(path, [
-            "no words left after the word filters (", Name("min_count"),
-            f" {settings['min_count']}, ", Name("min_length"), f" {settings['min_length']}, ",
-            Name("stopwords"), f" {settings['stopwords']})"])
+        raise no_words_error(path, settings)
     S = apply_weighting(S, settings["weighting"])
     return (S, vocabulary, times, offsets, documents), described
+
+
+def no_words_error(path, settings):
+    """The error for a vocabulary the word filters left empty (one process or a cluster)."""
+    return SpcaInputError(path, [
+        "no words left after the word filters (", Name("min_count"),
+        f" {settings['min_count']}, ", Name("min_length"), f" {settings['min_length']}, ",
+        Name("stopwords"), f" {settings['stopwords']})"])
+
+
+def check_raw_options(name, kind, text_column, time_column, lang):
+    """Column and language options against the input kind (one process or a cluster)."""
+    if kind not in ("csv", "jsonl") and (text_column or time_column):
+        raise SpcaParameterError([Name("text_column"), " and ", Name("time_column"),
+                                  " apply to CSV and JSON lines only"])
+    if lang and kind not in ("csv", "jsonl"):
+        raise SpcaInputError(name, [f"{kind} input has no language field, so ",
+                                    Name("lang"), " cannot apply (it reads JSON 'lang' or "
+                                    "a CSV 'lang'/'language' column)"])
+
+
+def row_filters_described(lo, hi, lang):
+    """The date and language row filters applied, as message parts for "no documents left"."""
+    return ([list(_SINCE_UNTIL)] if lo is not None or hi is not None else []) + (
+        [[Name("lang"), " " + " ".join(lang)]] if lang else [])
+
+
+def not_one_word(word, settings):
+    """The error for a ``contains`` word the tokenising rules do not keep as one word."""
+    return SpcaParameterError([Name("contains"), f" {word!r} is not one word under the "
+                               "tokenising rules (letters first, at least "
+                               f"{settings['min_length']} characters, not a stop word)"])
 
 
 def _no_documents(path, described):
@@ -254,14 +283,8 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
     ngram_range = parse_ngram_range(ngrams or (1, 1))
     options = {"format": kind, "inputs": paths, "vocab": vocab, "since": _iso(since),
                "until": _iso(until), "contains": list(contains), **settings}
-    if kind not in ("csv", "jsonl") and (text_column or time_column):
-        raise SpcaParameterError([Name("text_column"), " and ", Name("time_column"),
-                                  " apply to CSV and JSON lines only"])
+    check_raw_options(name, kind, text_column, time_column, lang)
     if lang:
-        if kind not in ("csv", "jsonl"):
-            raise SpcaInputError(name, [f"{kind} input has no language field, so ",
-                                        Name("lang"), " cannot apply (it reads JSON 'lang' or "
-                                        "a CSV 'lang'/'language' column)"])
         options["lang"] = list(lang)
     if ngrams is not None:
         if not raw:
@@ -300,14 +323,10 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         def to_token(word):
             tokens = analyzer(word)
             if len(tokens) != 1:
-                raise SpcaParameterError([Name("contains"), f" {word!r} is not one word under "
-                                          "the tokenising rules (letters first, at least "
-                                          f"{settings['min_length']} characters, not a stop "
-                                          "word)"])
+                raise not_one_word(word, settings)
             return tokens[0]
 
-    row_filters = ([list(_SINCE_UNTIL)] if lo is not None or hi is not None else []) + (
-        [[Name("lang"), " " + " ".join(lang)]] if lang else [])
+    row_filters = row_filters_described(lo, hi, lang)
     if S.shape[0] == 0:
         if not row_filters:
             raise SpcaNoDocumentsError(name, "has no documents")
@@ -572,10 +591,10 @@ def _load_corpus_folder(folder, given, labels):
     from spca_cli.distributed.corpus import gather_corpus_folder
 
     if labels:
-        raise SpcaParameterError("--labels applies to .npy and .mtx inputs only")
+        raise SpcaParameterError([Name("labels"), " applies to .npy and .mtx inputs only"])
     if given:
-        raise SpcaParameterError(f"{_flags(given)} cannot apply to a saved corpus folder; "
-                                 "give them to spca ingest")
+        raise SpcaParameterError([*_names(given), " cannot apply to a saved corpus folder; "
+                                  "give them to spca ingest"])
     return gather_corpus_folder(folder)
 
 

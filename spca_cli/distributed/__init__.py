@@ -14,12 +14,12 @@ import logging
 import os
 import re
 
-from spca_cli.errors import SpcaError, SpcaParameterError
+from spca_cli.errors import Name, SpcaError, SpcaParameterError
 
 __all__ = ["connect", "scheduler_address", "gather", "INSTALL_HINT"]
 
-INSTALL_HINT = ("--scheduler needs Dask distributed, which is not installed: "
-                "pip install 'spca-cli[dask]'")
+INSTALL_HINT = [Name("scheduler"), " needs Dask distributed, which is not installed: "
+                "pip install 'spca-cli[dask]'"]
 
 _LOCAL = re.compile(r"local:(\d+)")
 
@@ -54,7 +54,7 @@ def connect(address):
     if local:
         n = int(local.group(1))
         if n < 1:
-            raise SpcaParameterError(f"--scheduler local:N needs N >= 1, got {address}")
+            raise SpcaParameterError([Name("scheduler"), f" local:N needs N >= 1, got {address}"])
         # silence_logs: the cluster's own notices (a worker slow to stop at the end, say)
         # are not the user's business; its errors still surface through the futures
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
@@ -63,13 +63,14 @@ def connect(address):
             yield client
         return
     if address.startswith("local"):
-        raise SpcaParameterError(f"--scheduler must be local:N (N workers) or a scheduler "
-                                 f"address such as tcp://HOST:8786, got {address!r}")
+        raise SpcaParameterError([Name("scheduler"), " must be local:N (N workers) or a "
+                                  "scheduler address such as tcp://HOST:8786, got "
+                                  f"{address!r}"])
     try:
         client = Client(address, timeout="20s")
     except (OSError, TimeoutError, ValueError) as exc:
-        raise SpcaParameterError(f"--scheduler {address}: cannot reach the scheduler "
-                                 f"({_one_line(exc)})") from None
+        raise SpcaParameterError([Name("scheduler"), f" {address}: cannot reach the scheduler "
+                                  f"({_one_line(exc)})"]) from None
     with client:
         yield client
 

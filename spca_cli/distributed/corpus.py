@@ -307,7 +307,7 @@ def read_manifest(folder):
             "options")
     if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT or any(
             k not in manifest for k in keys):
-        raise SpcaInputError(path, "is not a manifest written by spca ingest --scheduler")
+        raise SpcaInputError(path, "is not a manifest written by spca ingest with a scheduler")
     blocks = manifest["blocks"]
     if (not isinstance(blocks, list) or not blocks or len(blocks) != len(manifest["rows"])
             or any(not isinstance(b, str) or os.path.basename(b) != b for b in blocks)):

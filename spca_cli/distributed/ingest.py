@@ -30,7 +30,9 @@ import scipy.sparse as sp
 from spca_cli.corpus._io import check_file, is_gzip, line_ranges
 from spca_cli.corpus.core import Corpus
 from spca_cli.corpus.read import (_READERS, RAW_KINDS, _iso, _kinds, _merge_documents,
-                                  _read_chunks, _resolve, _time_window)
+                                  _no_documents, _read_chunks, _resolve, _time_window,
+                                  check_raw_options, no_words_error, not_one_word,
+                                  row_filters_described)
 from spca_cli.corpus.scripts import UNSEGMENTED_MAX
 from spca_cli.corpus.sources import STDIN, open_inputs
 from spca_cli.corpus.stopwords import resolve_stopwords
@@ -38,7 +40,7 @@ from spca_cli.corpus.tokenize import (VocabularyBuilder, make_analyzer, parse_ng
                                       read_stopwords)
 from spca_cli.corpus.tweets import first_fields
 from spca_cli.distributed import gather
-from spca_cli.errors import SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
+from spca_cli.errors import Name, SpcaNoDocumentsError, SpcaParameterError
 
 __all__ = ["read_distributed", "SPLIT_BYTES", "plan_partitions"]
 
@@ -245,18 +247,14 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
         check_file(path)
     kind = _kinds(files, format)
     if kind not in RAW_KINDS:
-        raise SpcaParameterError(f"--scheduler reads raw text (CSV, JSON lines, text) or a "
-                                 f"saved corpus folder, not {kind} input; give it without "
-                                 "--scheduler")
+        raise SpcaParameterError([Name("scheduler"), " reads raw text (CSV, JSON lines, text) "
+                                  f"or a saved corpus folder, not {kind} input; give it without ",
+                                  Name("scheduler")])
     if vocab or titles:
-        raise SpcaParameterError("--vocab and --titles apply to UCI docword files only")
-    if kind not in ("csv", "jsonl") and (text_column or time_column):
-        raise SpcaParameterError("--text-column and --time-column apply to CSV and JSON lines only")
+        raise SpcaParameterError([Name("vocab"), " and ", Name("titles"),
+                                  " apply to UCI docword files only"])
     contains, lang = tuple(contains or ()), tuple(lang or ())
-    if lang and kind not in ("csv", "jsonl"):
-        raise SpcaInputError(name, f"{kind} input has no language field, so --lang cannot "
-                                   "apply (it reads JSON 'lang' or a CSV 'lang'/'language' "
-                                   "column)")
+    check_raw_options(name, kind, text_column, time_column, lang)
     lo, hi = _time_window(since, until)
     settings = _resolve(dict(min_count=min_count, min_length=min_length, stopwords=stopwords,
                              weighting=weighting), "raw")
@@ -277,20 +275,16 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
     summaries = gather(client, [client.submit(_summary, c, pure=False) for c in counts])
     del read
 
-    row_filters = (["--since/--until"] if lo is not None or hi is not None else []) + (
-        ["--lang " + " ".join(lang)] if lang else [])
-    described = row_filters + (["--contains " + " ".join(contains)] if contains else [])
+    described = row_filters_described(lo, hi, lang) + (
+        [[Name("contains"), " " + " ".join(contains)]] if contains else [])
     n_documents = sum(s["documents"] for s in summaries)
     if n_documents == 0:
         if not described:
             raise SpcaNoDocumentsError(name, "has no documents")
-        raise SpcaNoDocumentsError(name, f"no documents left after {', '.join(described)}")
+        raise _no_documents(name, described)
     vocabulary, df = _vocabulary(summaries, settings)
     if len(vocabulary) == 0:
-        raise SpcaInputError(name, f"no words left after the word filters (--min-count "
-                                   f"{settings['min_count']}, --min-length "
-                                   f"{settings['min_length']}, --stopwords "
-                                   f"{settings['stopwords']})")
+        raise no_words_error(name, settings)
     skipped = sum(s["skipped"] for s in summaries)
     if skipped:
         logger.warning("%s: skipped %d objects without text", name, skipped)
@@ -325,9 +319,7 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
 def _contains_token(word, analyzer, settings):
     found = analyzer(word)
     if len(found) != 1:
-        raise SpcaParameterError(f"--contains {word!r} is not one word under the tokenising "
-                                 f"rules (letters first, at least {settings['min_length']} "
-                                 "characters, not a stop word)")
+        raise not_one_word(word, settings)
     return found[0]
 
 

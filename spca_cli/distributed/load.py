@@ -4,7 +4,8 @@ like a Corpus)."""
 
 from __future__ import annotations
 
-from spca_cli.errors import SpcaParameterError
+from spca_cli.corpus.read import _names
+from spca_cli.errors import Name, SpcaParameterError
 
 __all__ = ["load_distributed"]
 
@@ -19,13 +20,12 @@ def load_distributed(client, inputs, *, labels=None, input_format="auto", **inge
 
     inputs = list(inputs)
     if labels:
-        raise SpcaParameterError("--labels applies to .npy and .mtx inputs, which are read "
-                                 "without --scheduler")
+        raise SpcaParameterError([Name("labels"), " applies to .npy and .mtx inputs, which are "
+                                  "read without ", Name("scheduler")])
     if len(inputs) == 1 and is_corpus_folder(inputs[0]):
         given = [k for k in _FILTERS if ingest_kwargs.get(k) not in (None, (), [])]
         if given:
-            flags = ", ".join("--" + k.replace("_", "-") for k in given)
-            raise SpcaParameterError(f"{flags} cannot apply to a saved corpus folder with "
-                                     "--scheduler; give them to spca ingest")
+            raise SpcaParameterError([*_names(given), " cannot apply to a saved corpus folder "
+                                      "with ", Name("scheduler"), "; give them to spca ingest"])
         return load_corpus_folder(client, inputs[0])
     return read_distributed(client, inputs, format=input_format, **ingest_kwargs)

@@ -457,7 +457,7 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
             "n_jobs": n_jobs}
     if time_limited:
         warnings.warn(f"bipartite: time limit of {time_limit:g} s reached after "
-                      f"{sampled['done']} of {samples} samples; increase --time-limit to try "
+                      f"{sampled['done']} of {samples} samples; a longer time limit would try "
                       "them all.",
                       ConvergenceWarning, stacklevel=2)
     return JointOutput(components=components, bounds=total_bounds(A, k, K, eigen),

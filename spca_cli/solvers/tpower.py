@@ -354,7 +354,7 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     for name, make in starts.items():
         if results and deadline is not None and time.perf_counter() > deadline:
-            warnings.warn(f"TPower stopped at --time-limit after {len(results)} of "
+            warnings.warn(f"TPower stopped at the time limit after {len(results)} of "
                           f"{len(starts)} starts; the best of those is returned",
                           ConvergenceWarning, stacklevel=2)
             break
@@ -369,8 +369,9 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     idx, lam, iters, ok, swaps = results[best]
     if unconverged:
         warnings.warn(
-            f"TPower stopped at the iteration limit {max_iter} before converging; increase "
-            f"--max-iter (start{'s' if len(unconverged) > 1 else ''}: {', '.join(unconverged)})",
+            f"TPower stopped at the iteration limit {max_iter} before converging; a higher "
+            f"limit may find more (start{'s' if len(unconverged) > 1 else ''}: "
+            f"{', '.join(unconverged)})",
             ConvergenceWarning, stacklevel=2)
     info = {"init": best, "iterations": int(iters), "converged": bool(ok), "swaps": int(swaps),
             "starts": {name: float(r[1]) for name, r in results.items()}}
