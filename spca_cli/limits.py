@@ -17,7 +17,8 @@ from spca_cli.errors import Name, SpcaParameterError
 
 __all__ = ["physical_memory", "memory_exceeded", "check_memory", "format_bytes",
            "MAX_BIPARTITE_SAMPLES", "MAX_NET_SAMPLES", "MAX_REPRODUCE_RUNS", "MAX_DAYS",
-           "check_solver_work", "check_run_count", "dense_matrix_bytes"]
+           "check_solver_work", "bipartite_work", "nonneg_work", "check_run_count",
+           "dense_matrix_bytes"]
 
 #: bipartite samples without --time-limit: about an hour at the 2,800 samples/s measured on
 #: KOS (K = 8, k = 10, rank 4, two threads)
@@ -71,7 +72,8 @@ def _count(n):
 
 
 def check_solver_work(solver, n_words, *, rank, time_limit, options):
-    """Refuse a solver run whose sampling cannot finish (or cannot fit), before it starts.
+    """Refuse a solver run whose sampling cannot finish (or cannot fit), before it starts: the
+    ``check_work`` of the solver's registry entry, if it has one.
 
     Parameters
     ----------
@@ -84,48 +86,59 @@ def check_solver_work(solver, n_words, *, rank, time_limit, options):
     options : dict
         The solver options (``samples``, ``epsilon``), already type-checked.
     """
-    samples = options.get("samples")
-    if solver == "bipartite":
-        n = 2000 if samples is None else samples
-        if time_limit is None and n > MAX_BIPARTITE_SAMPLES:
-            hours = n / 2800 / 3600
-            raise SpcaParameterError([
-                f"bipartite with {_count(n)} samples would take about {hours:,.3g} hours (at "
-                "the ~2,800 samples/s measured on KOS); the limit without ", Name("time_limit"),
-                f" is {MAX_BIPARTITE_SAMPLES:,}: give fewer ", Name("samples"), " or a ",
-                Name("time_limit")])
-    elif solver == "nonneg":
-        epsilon = options.get("epsilon")
-        if samples is None and epsilon is None:
-            return
-        if samples is None:
-            from spca_cli.solvers.nonneg import samples_for_epsilon
+    from spca_cli.solvers.registry import solver_spec
 
-            # the solver uses delta = min(0.01, 1/n) and the effective rank <= rank, which
-            # needs no more samples than rank itself
-            try:
-                n = samples_for_epsilon(epsilon, max(rank, 1), min(0.01, 1.0 / max(n_words, 1)))
-            except (ZeroDivisionError, OverflowError, ValueError):
-                n = None  # the cap probability underflows to 0: no number of samples is enough
-            if n is None:
-                raise SpcaParameterError(["nonneg: ", Name("epsilon"), f" {epsilon:g} is too "
-                                          "small: the epsilon-net would need more samples than "
-                                          "can be drawn; give a larger ", Name("epsilon")])
-            what = [Name("epsilon"),
-                    f" {epsilon:g} needs {_count(n)} epsilon-net samples at rank {rank}"]
-        else:
-            n = samples
-            what = [f"{_count(n)} epsilon-net samples"]
-        problem = memory_exceeded(8 * n * max(rank, 1))
-        if problem is not None:
-            raise SpcaParameterError(["nonneg: ", *what, f", which {problem}; give a larger ",
-                                      Name("epsilon"), " or fewer ", Name("samples")])
-        if time_limit is None and n > MAX_NET_SAMPLES:
-            raise SpcaParameterError([
-                "nonneg: ", *what, f", more than the {MAX_NET_SAMPLES:,} allowed without ",
-                Name("time_limit"), f" (each is a pass over the {n_words:,} words); give a "
-                "larger ", Name("epsilon"), ", fewer ", Name("samples"), " or a ",
-                Name("time_limit")])
+    check = solver_spec(solver).check_work
+    if check is not None:
+        check(n_words, rank=rank, time_limit=time_limit, options=options)
+
+
+def bipartite_work(n_words, *, rank, time_limit, options):
+    """bipartite's samples against the time budget (the memory per sample is small)."""
+    samples = options.get("samples")
+    n = 2000 if samples is None else samples
+    if time_limit is None and n > MAX_BIPARTITE_SAMPLES:
+        hours = n / 2800 / 3600
+        raise SpcaParameterError([
+            f"bipartite with {_count(n)} samples would take about {hours:,.3g} hours (at "
+            "the ~2,800 samples/s measured on KOS); the limit without ", Name("time_limit"),
+            f" is {MAX_BIPARTITE_SAMPLES:,}: give fewer ", Name("samples"), " or a ",
+            Name("time_limit")])
+
+
+def nonneg_work(n_words, *, rank, time_limit, options):
+    """nonneg's epsilon-net samples (given, or needed for ``epsilon``) against both budgets."""
+    samples, epsilon = options.get("samples"), options.get("epsilon")
+    if samples is None and epsilon is None:
+        return
+    if samples is None:
+        from spca_cli.solvers.nonneg import samples_for_epsilon
+
+        # the solver uses delta = min(0.01, 1/n) and the effective rank <= rank, which
+        # needs no more samples than rank itself
+        try:
+            n = samples_for_epsilon(epsilon, max(rank, 1), min(0.01, 1.0 / max(n_words, 1)))
+        except (ZeroDivisionError, OverflowError, ValueError):
+            n = None  # the cap probability underflows to 0: no number of samples is enough
+        if n is None:
+            raise SpcaParameterError(["nonneg: ", Name("epsilon"), f" {epsilon:g} is too "
+                                      "small: the epsilon-net would need more samples than "
+                                      "can be drawn; give a larger ", Name("epsilon")])
+        what = [Name("epsilon"),
+                f" {epsilon:g} needs {_count(n)} epsilon-net samples at rank {rank}"]
+    else:
+        n = samples
+        what = [f"{_count(n)} epsilon-net samples"]
+    problem = memory_exceeded(8 * n * max(rank, 1))
+    if problem is not None:
+        raise SpcaParameterError(["nonneg: ", *what, f", which {problem}; give a larger ",
+                                  Name("epsilon"), " or fewer ", Name("samples")])
+    if time_limit is None and n > MAX_NET_SAMPLES:
+        raise SpcaParameterError([
+            "nonneg: ", *what, f", more than the {MAX_NET_SAMPLES:,} allowed without ",
+            Name("time_limit"), f" (each is a pass over the {n_words:,} words); give a "
+            "larger ", Name("epsilon"), ", fewer ", Name("samples"), " or a ",
+            Name("time_limit")])
 
 
 def check_run_count(runs, what):

@@ -174,6 +174,9 @@ class SolverSpec:
     prepare : callable, optional
         ``prepare(spec_options, A, k, inputs) -> options``: options this solver derives from
         another solver's answer before it runs (tpower's spannogram start).
+    check_work : callable, optional
+        ``check_work(n_words, rank=, time_limit=, options=)``: refuses, before any data is
+        read or any work done, a run whose sampling cannot finish or fit (:mod:`spca_cli.limits`).
     """
 
     name: str
@@ -183,6 +186,7 @@ class SolverSpec:
     joint: bool = False
     exact_on: str | None = None
     prepare: object = None
+    check_work: object = None
 
     def param(self, name):
         return next((p for p in self.params if p.name == name), None)
@@ -233,6 +237,7 @@ def _tpower_start(options, A, k, available):
 
 
 def _build():
+    from spca_cli.limits import bipartite_work, nonneg_work
     from spca_cli.solvers.bipartite import bipartite
     from spca_cli.solvers.exact import auto, exact
     from spca_cli.solvers.greedy import greedy
@@ -266,7 +271,8 @@ def _build():
                   flag="--epsilon", help="epsilon-net accuracy (sets the number of samples)",
                   cli_rule=Interval(float, 0, 1, low_open=True, high_open=True)),
             max_candidates,
-        ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d"),
+        ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d",
+            check_work=nonneg_work),
         SolverSpec("spannogram", spannogram, params=(
             Param("eliminate", Boolean(), flag="--no-elimination", flag_value=False,
                   help="skip the (provably safe) feature elimination"),
@@ -283,7 +289,7 @@ def _build():
             Param("budget", Interval(float, 0), flag="--budget", metavar="SECONDS",
                   help="seconds of branch and bound per topic [default: 3]"),
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit", "certificate"})),
-        SolverSpec("bipartite", bipartite, joint=True, params=(
+        SolverSpec("bipartite", bipartite, joint=True, check_work=bipartite_work, params=(
             Param("samples", positive_int, optional=True, flag="--samples", metavar="N",
                   help="sampled sketch directions"),
             Param("n_jobs", Interval(int, 1, extra=(-1,), extra_text="or -1 for every core"),
