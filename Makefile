@@ -20,8 +20,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/spca topics data_samples/docword.kos-sample.txt.gz -k 8 --components 5 --titles data_samples/titles.kos-sample.txt --documents 2
 
+# two worker processes (the machines have two cores); each test file stays in one of them, so
+# its module fixtures (a real corpus's topics, the Dask cluster) are computed once
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow || test $$? -eq 5  # 5: no slow test selected
