@@ -65,36 +65,63 @@ def heap_sum(heaps, row, size):
     return total
 
 
+# Entries of an exact row computed per vectorised pass (below).
+_CHUNK = 256
+
+
 @njit(cache=True)
 def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
-    """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread)."""
+    """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread).
+
+    Each pass first computes a run of values and counts those above their heap's floor with no
+    branch (so the compiler vectorises it), and offers them only when one is: after the first
+    few runs the heaps are full and most runs offer nothing. On 1M generated tweets (354 exact
+    rows, 50,000 words) this took the rows outside H from 0.096 to 0.040 s per call, one thread.
+    """
     n = hpos.shape[0]
     h = CT.shape[0]
-    heaps = np.empty((hi - lo, count))
-    sizes = np.zeros(hi - lo, dtype=np.int64)
-    floor = np.full(hi - lo, -np.inf)  # heaps[r, 0] once heap r is full: smaller values skip
+    B = hi - lo
+    heaps = np.empty((B, count))
+    sizes = np.zeros(B, dtype=np.int64)
+    # heaps[r, 0] once heap r is full: smaller values skip. Rows of H have their own pass below.
+    floor = np.full(B, -np.inf)
+    for r in range(B):
+        if hpos[lo + r] >= 0:
+            floor[r] = np.inf
+    values = np.empty(max(B, _CHUNK))
     # rows outside H: their exact entries are the columns H, read row by row of CT
     for q in range(h):
         vq = v[hrow[q]]
-        for i in range(lo, hi):
-            if hpos[i] < 0:
-                value = CT[q, i] * vq
-                r = i - lo
-                if value > floor[r]:
-                    sizes[r] = heap_offer(heaps, r, sizes[r], value)
+        passing = 0
+        for r in range(B):
+            x = CT[q, lo + r] * vq
+            values[r] = x
+            passing += x > floor[r]
+        if passing:
+            for r in range(B):
+                if values[r] > floor[r]:
+                    sizes[r] = heap_offer(heaps, r, sizes[r], values[r])
                     if sizes[r] == count:
                         floor[r] = heaps[r, 0]
     for i in range(lo, hi):
         r = i - lo
         p = hpos[i]
         if p >= 0:
-            for j in range(n):
-                if j != i:
-                    value = CT[p, j] * v[j]
-                    if value > floor[r]:
-                        sizes[r] = heap_offer(heaps, r, sizes[r], value)
-                        if sizes[r] == count:
-                            floor[r] = heaps[r, 0]
+            f = -np.inf
+            for c0 in range(0, n, _CHUNK):
+                c1 = min(n, c0 + _CHUNK)
+                passing = 0
+                for j in range(c0, c1):
+                    x = CT[p, j] * v[j]
+                    values[j - c0] = x
+                    passing += x > f
+                if passing:
+                    for j in range(c0, c1):
+                        x = values[j - c0]
+                        if x > f and j != i:
+                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                            if sizes[r] == count:
+                                f = heaps[r, 0]
         else:
             taken = 0
             for t in range(top.shape[0]):
