@@ -168,12 +168,22 @@ class LocalBackend:
                                   idx, w, self.n, self.S.shape[0])
 
     def submatrix(self, idx):
-        """A[idx, idx] (not symmetrised); on S one pass over the documents of those words."""
+        """A[idx, idx]; on S only the documents of those words are read.
+
+        Two kernels, the same numbers: column pairs cost about len(idx) / 2 passes over the
+        documents of idx, documents one by one cost one pass plus each document's length, so
+        the second wins from about twice the mean document length (measured on 1M generated
+        tweets, 15 words each: 20 frequent words 0.15 s against 0.18 s, 100 words 1.4 s against
+        0.27 s, 300 words 6.0 s against 0.44 s)."""
         if self.S is None:
             return self.dense[np.ix_(idx, idx)].copy()
-        from spca_cli.kernels.tpower import gram_submatrix
+        from spca_cli.kernels.tpower import gram_submatrix, gram_submatrix_by_documents
 
-        return gram_submatrix(*_kernel_arrays(self._documents_by_word()), idx, self.S.shape[0])
+        C = _kernel_arrays(self._documents_by_word())
+        m = self.S.shape[0]
+        if idx.size > 2 * self.S.nnz / max(m, 1):
+            return gram_submatrix_by_documents(*_kernel_arrays(self.S), C[0], C[1], idx, self.n, m)
+        return gram_submatrix(*C, idx, m)
 
     def columns(self, idx):
         """A[:, idx], shape (n, len(idx)).

@@ -98,7 +98,7 @@ class RowCertificate:
 CERTIFICATE_RTOL = 1e-4
 
 
-def row_certificate(A, k, *, totals=(), previous=None):
+def row_certificate(A, k, *, totals=(), previous=None, attained=None):
     """:func:`weighted_row_bound` of the view ``A``, with as many exact rows as it needs.
 
     It starts with :data:`EXACT_ROWS` exact rows. Pairs of words outside them are bounded by
@@ -118,6 +118,11 @@ def row_certificate(A, k, *, totals=(), previous=None):
     On 200,000 clustered tweets this took a later topic's certificate from 10.5 s to 4 s at the
     same certified ratio (1.0). Any weights and any exact rows give a valid bound; this only
     changes how much work finds a tight one.
+
+    ``attained``, the value of the topic found on this view (when the solver ran first), ends
+    the work once the bound meets it: the weight iteration stops there and no exact rows are
+    added (:func:`weighted_row_bound`). On 1M generated tweets the four later topics are
+    proven optimal this way in fewer weight steps, each a pass over n x (exact rows) entries.
     """
     rows, weights, model = EXACT_ROWS, None, None
     final = False  # no more rows: the restricted rows of an escalated view are kept
@@ -140,8 +145,10 @@ def row_certificate(A, k, *, totals=(), previous=None):
         if weights is not None:
             start = weights if prior is None else np.interp(model.words, prior.words, weights)
         result = weighted_row_bound(model, k, totals=totals, start=start,
-                                    rtol=CERTIFICATE_RTOL)
+                                    rtol=CERTIFICATE_RTOL, attained=attained)
         if model.is_exact or final or model.size * rows >= _EXACT_ENTRIES:
+            break
+        if attained is not None and _proven(attained, result.value):
             break
         # with the Cauchy-Schwarz pairs taken as 0 the same weights give a lower estimate of
         # what exact rows could reach; when it is close, more exact rows cannot help
@@ -155,6 +162,15 @@ def row_certificate(A, k, *, totals=(), previous=None):
         rows = min(model.size, max(rows, budget // model.size))
         model = None
     return RowCertificate(model, result)
+
+
+#: A bound within this relative distance of a value attained proves that value optimal (the
+#: rounding tolerance of :func:`certified_ratio`).
+PROVEN_RTOL = 1e-9
+
+
+def _proven(attained, bound):
+    return bound <= attained * (1.0 + PROVEN_RTOL)
 
 
 def _ky_fan(theta, resid, start, count):
@@ -225,7 +241,7 @@ def tightest(bounds):
     return min(bounds, key=lambda b: b[0])
 
 
-def certified_ratio(value, bound, *, rtol=1e-9):
+def certified_ratio(value, bound, *, rtol=PROVEN_RTOL):
     """value / bound in [0, 1]; 1.0 for the degenerate 0 / 0.
 
     A bound below an attained value (beyond rounding) is a bug, never a ratio above 1: raise.
@@ -366,7 +382,8 @@ class RowBound:
     totals: dict = field(default_factory=dict)
 
 
-def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=None):
+def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=None,
+                       attained=None):
     """Upper bound OPT = max_{|I| = k} lambda_max(A'_I) <= U(w) for every w > 0.
 
     For any support I and weights w > 0, with D = diag(w_I) (a similarity),
@@ -381,6 +398,11 @@ def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=No
     Disjoint supports I_1..I_C each attain their bound at a word of their own, so their total
     is at most the sum of the C largest ratios T(w)_i / w_i: for every C in ``totals`` that sum
     is minimised over the same iterates.
+
+    ``attained``, a value some k-word support reaches on A' (the topic found), stops the
+    iteration as soon as the bound meets it to rounding (:data:`PROVEN_RTOL`): OPT lies between
+    the two, so the topic is proven optimal and no weights can lower the bound further. Only
+    without ``totals`` (their sums could still fall).
     """
     k = int(k)
     diag = model.diag
@@ -404,6 +426,8 @@ def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=No
             best.value, best.weights, best.ratios = U, w, ratios
         best.iterations = it
         if best.value - float(ratios.min()) <= rtol * best.value:
+            break
+        if attained is not None and not best.totals and _proven(attained, best.value):
             break
         if U < stalled_at * (1.0 - _STALL_GAIN):
             stalled_at, since = U, 0

@@ -137,6 +137,28 @@ def test_csc_copy_has_32_bit_positions_and_exact_products(kos_S):
     np.testing.assert_array_equal(backend.submatrix(idx), dense[idx])
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_both_submatrix_kernels_give_the_principal_submatrix(kos_S, weighted):
+    """Few words: column pairs; many (beyond twice the mean document length): documents one by
+    one. Both equal S_I^T S_I on the KOS counts (exactly) and on real weights, symmetric."""
+    S = kos_S.astype(np.float64)
+    if weighted:  # tf-idf-like weights: sums in another order differ in the last bits only
+        S = S.copy()
+        S.data = np.log1p(S.data) * np.random.default_rng(3).uniform(0.5, 2.0, S.nnz)
+    backend = backend_module.LocalBackend(S=S)
+    mean_length = S.nnz / S.shape[0]
+    diag = backend.diagonal()
+    for size in (5, int(2 * mean_length) + 20):
+        idx = np.sort(np.argsort(-diag)[:size]).astype(np.int64)
+        expected = (S[:, idx].T @ S[:, idx]).toarray()
+        got = backend.submatrix(idx)
+        assert np.array_equal(got, got.T)
+        if weighted:
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+        else:
+            assert np.array_equal(got, expected)
+
+
 def test_float64_rows_after_float32_ones_leave_no_warning(recwarn):
     # the first exact rows fit float32, a later one does not: the switch copies only the rows
     # written so far (a cast of the uninitialised rest warned "invalid value", a run's note)

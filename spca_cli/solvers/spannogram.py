@@ -91,17 +91,18 @@ def _classes(Vw, words, diag, signed, scale):
     norms = np.linalg.norm(rep_rows, axis=1)
     rep_words = words[rep_local]
     cls_order = np.lexsort((rep_words, -norms))
-    deviation = 0.0
-    members = []
-    for g in cls_order:
-        loc = order[starts[g]:starts[g] + sizes[g]]
-        members.append(loc)
-        if len(loc) > 1:
-            deviation = max(deviation, float(np.max(np.linalg.norm(Vn[loc] - rep_rows[g], axis=1))))
+    # inv_sorted[i] is the class of order[i] (classes numbered as starts); every member's
+    # distance to its representative at once, and the members regrouped in class order (a
+    # stable sort keeps the priority order within a class) -- a loop over 50,000 classes
+    # cost 0.2 s a call
+    deviation = float(np.max(np.linalg.norm(Vn[order] - rep_rows[inv_sorted], axis=1),
+                             initial=0.0))
+    rank = np.empty(len(cls_order), dtype=np.int64)
+    rank[cls_order] = np.arange(len(cls_order))
+    local_order = order[np.argsort(rank[inv_sorted], kind="stable")]
     mult = sizes[cls_order].astype(np.int64)
     off = np.zeros(len(mult) + 1, dtype=np.int64)
     off[1:] = np.cumsum(mult)
-    local_order = np.concatenate(members)
     Vc = np.ascontiguousarray(rep_rows[cls_order], dtype=np.float64)
     return (Vc, np.ascontiguousarray(norms[cls_order]), mult, off, words[local_order],
             deviation)
