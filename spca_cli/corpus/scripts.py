@@ -66,7 +66,10 @@ def mark_class():
     return _as_class(_ranges(marks))
 
 
+@functools.lru_cache(maxsize=None)
 def _script_class(name):
+    """The letters and marks of one group of :data:`_BLOCKS` as a class body (the CJK blocks
+    are 250,000 code points: scanned once a process, not for every pattern built from them)."""
     keep = (c for lo, hi in _BLOCKS[name] for c in range(lo, hi + 1)
             if unicodedata.category(chr(c))[0] in "LM")
     return _as_class(_ranges(keep))
