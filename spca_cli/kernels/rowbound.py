@@ -85,12 +85,15 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
     sizes = np.zeros(B, dtype=np.int64)
     # heaps[r, 0] once heap r is full: smaller values skip. Rows of H have their own pass below.
     floor = np.full(B, -np.inf)
+    outside = B
     for r in range(B):
         if hpos[lo + r] >= 0:
             floor[r] = np.inf
+            outside -= 1
     values = np.empty(max(B, _CHUNK))
-    # rows outside H: their exact entries are the columns H, read row by row of CT
-    for q in range(h):
+    # rows outside H: their exact entries are the columns H, read row by row of CT (none when
+    # every row is exact, as for a small vocabulary: then no pass at all)
+    for q in range(h if outside else 0):
         vq = v[hrow[q]]
         passing = 0
         for r in range(B):
