@@ -195,13 +195,10 @@ class LocalBackend:
         """
         if self.S is None:
             return self.dense[:, idx].copy()
-        from spca_cli.kernels.tpower import gram_columns
-
         cache = self._columns
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         if missing.size:
-            block = gram_columns(*_kernel_arrays(self.S),
-                                 *_kernel_arrays(self._documents_by_word()), missing, self.n)
+            block = self.rows(missing)
             room = _COLUMN_CACHE_BYTES // (8 * self.n) - len(cache)
             if room < missing.size:
                 fresh = dict(zip(missing.tolist(), block))
@@ -211,6 +208,14 @@ class LocalBackend:
         if idx.size == 0:
             return np.zeros((self.n, 0))
         return np.column_stack([cache[j] for j in idx.tolist()])
+
+    def rows(self, idx):
+        """A[idx, :] of A = S^T S (the columns, transposed), shape (len(idx), n), not cached:
+        the column kernel, each word's documents in parallel."""
+        from spca_cli.kernels.tpower import gram_columns
+
+        return gram_columns(*_kernel_arrays(self.S), *_kernel_arrays(self._documents_by_word()),
+                            np.asarray(idx, dtype=np.int64), self.n)
 
     def is_nonnegative(self):
         """True when every entry of A is >= 0: S >= 0 gives S^T S >= 0."""
