@@ -110,21 +110,6 @@ def test_sliced_block_products_equal_the_whole(kos_S, monkeypatch):
     np.testing.assert_allclose(vector, whole[:, 0], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
 
 
-def test_threaded_block_products_do_not_depend_on_the_cores(kos_S, monkeypatch):
-    """Slices are fixed by the documents and added in their order: 1, 2 or 3 threads give the
-    same bits, and the same numbers as one product to rounding."""
-    X = np.random.default_rng(2).standard_normal((kos_S.shape[1], 5))
-    whole = backend_module.LocalBackend(S=kos_S).matmat(X)
-    monkeypatch.setattr(backend_module, "_SLICE_ROWS", 700)  # KOS sample: several slices
-    results = []
-    for cores in (1, 2, 3):
-        monkeypatch.setattr(backend_module, "available_cores", lambda cores=cores: cores)
-        results.append(backend_module.LocalBackend(S=kos_S).matmat(X))
-    assert kos_S.shape[0] > 2 * 700
-    assert all(np.array_equal(r, results[0]) for r in results[1:])
-    np.testing.assert_allclose(results[0], whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
-
-
 def test_csc_copy_has_32_bit_positions_and_exact_products(kos_S):
     backend = backend_module.LocalBackend(S=kos_S)
     idx = np.array([5, 17, 300], dtype=np.int64)

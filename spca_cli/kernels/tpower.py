@@ -8,7 +8,7 @@ the CSR pieces of S (for rows) and the CSC pieces (for columns) as plain arrays.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 __all__ = ["gram_sparse_matvec", "gram_columns", "gram_submatrix", "gram_submatrix_by_documents"]
 
@@ -55,16 +55,14 @@ def gram_sparse_matvec(indptr, indices, data, cindptr, cindices, cdata, idx, w, 
     return z
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n):
     """The columns A[:, idx] of A = S^T S, returned transposed: shape (len(idx), n).
 
     Column j is S^T S[:, j]: a sum of the rows of S that contain word j, weighted by S[r, j].
-    Columns are independent (each writes its own output row, in the same order of additions
-    whatever the thread count), so they are spread over the cores.
     """
     out = np.zeros((idx.shape[0], n))
-    for t in prange(idx.shape[0]):
+    for t in range(idx.shape[0]):
         j = idx[t]
         for p in range(cindptr[j], cindptr[j + 1]):
             r = cindices[p]
