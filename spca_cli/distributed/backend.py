@@ -157,10 +157,10 @@ class DaskBackend:
         return np.column_stack([cache[j] for j in idx.tolist()])
 
     def _read_ahead(self, missing, room):
-        """Words whose columns to fetch along with ``missing``: each round trip to the workers
-        costs tens of milliseconds, so a small request (a solver's few columns) also brings the
-        next words of largest diagonal not cached yet, the ones the certificate asks for next
-        (up to :data:`_READ_AHEAD` columns in all)."""
+        """Words whose columns to fetch along with ``missing``: the certificate asks for the
+        columns of the words of largest diagonal one at a time, and each round trip to the
+        workers costs tens of milliseconds, so a small request also brings the next words of
+        largest diagonal not cached yet (up to :data:`_READ_AHEAD` columns in all)."""
         count = min(_READ_AHEAD - missing.size, room - missing.size)
         if count <= 0:
             return np.zeros(0, dtype=np.int64)
