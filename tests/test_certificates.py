@@ -10,7 +10,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from spca_cli.bounds import RowModel, weighted_row_bound
+from spca_cli.bounds import RowModel, row_certificate, weighted_row_bound
 from spca_cli.kernels.rowbound import branch_and_bound
 from spca_cli.matrix import Gram
 from spca_cli.solvers._base import finish_component
@@ -70,6 +70,25 @@ def test_row_bound_is_above_the_optimum(seed, k):
                                       start=np.ones(RowModel.of(A).size))
             assert ones.value >= opt * (1 - 1e-12)
             assert bound.value <= ones.value * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("seed,k", CASES)
+def test_a_certificate_told_the_topic_found_stays_above_the_optimum(seed, k):
+    """``attained`` (the solver's value) only ends the work early: the bound stays >= OPT on every
+    view; told the optimum itself it needs no more weight steps than untold; told a worse
+    support's value it cannot stop early, so it gives the untold bound."""
+    for name, A in _views(seed):
+        opt, support = _brute(A, k)
+        untold = row_certificate(A, k).bound
+        told = row_certificate(A, k, attained=opt).bound
+        assert told.value >= opt * (1 - 1e-12), name
+        assert told.iterations <= untold.iterations, name
+        D = A.to_dense()
+        others = [I for I in combinations(np.flatnonzero(A.active()).tolist(), k)
+                  if np.linalg.eigvalsh(D[np.ix_(I, I)])[-1] < opt * (1 - 1e-6)]
+        if others:
+            worse = float(np.linalg.eigvalsh(D[np.ix_(others[0], others[0])])[-1])
+            assert row_certificate(A, k, attained=worse).bound.value == untold.value, name
 
 
 @pytest.mark.parametrize("seed", range(6))
