@@ -185,7 +185,7 @@ class LocalBackend:
 
     def rows(self, idx):
         """A[idx, :] of A = S^T S (the columns, transposed), shape (len(idx), n), not cached:
-        the column kernel, each word's documents in parallel."""
+        one pass of the column kernel over the documents of each word of idx."""
         from spca_cli.kernels.tpower import gram_columns
 
         return gram_columns(*_kernel_arrays(self.S), *_kernel_arrays(self._documents_by_word()),

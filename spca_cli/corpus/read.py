@@ -12,7 +12,6 @@ from itertools import compress
 
 import numpy as np
 
-from spca_cli.cores import available_cores
 from spca_cli.corpus._io import check_file, is_gzip, line_ranges
 from spca_cli.corpus.core import Corpus
 from spca_cli.corpus.matrix_files import read_mtx, read_npy
@@ -360,7 +359,10 @@ PARALLEL_MIN_BYTES = 32 << 20
 
 
 def _n_workers():
-    return available_cores()
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents):
