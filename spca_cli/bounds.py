@@ -18,10 +18,15 @@ import numpy as np
 
 from spca_cli.kernels.rowbound import offdiag_top_sums
 
-__all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio", "RowModel",
+__all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
+           "eigen_bounds_could_tighten", "RowModel",
            "RowBound", "weighted_row_bound", "ROW_BOUND_SOURCE"]
 
 ROW_BOUND_SOURCE = "weighted row sums"
+TOP_DIAGONAL_SOURCE = "top-k diagonal"
+# Bound sources that use no eigenpair (the exact solver's all start with "branch and bound");
+# any other source is taken to use them, which at worst asks for an unneeded refinement
+_EIGEN_FREE_PREFIXES = (ROW_BOUND_SOURCE, TOP_DIAGONAL_SOURCE, "branch and bound")
 
 #: Words whose rows of |A'| the certificate keeps exactly (the rest: Cauchy-Schwarz). On KOS
 #: and the airline tweets 128 already gives the same bound to 1e-8 as 512.
@@ -68,7 +73,7 @@ def single_bounds(A, k, eigen, *, row=None):
     """
     lam1 = float(eigen.values[0] + eigen.residuals[0])
     diag = A.diagonal()[A.active()]
-    out = [(lam1, "lambda_1"), (_top_sum(diag, k), "top-k diagonal")]
+    out = [(lam1, "lambda_1"), (_top_sum(diag, k), TOP_DIAGONAL_SOURCE)]
     if len(eigen.values) >= 2:
         # Lemma 3 of the 2013 paper with d = 1: OPT <= OPT_1 + lambda_2, and OPT_1 is exact and
         # free (thresholding: lambda_1 times the k largest v1_i^2). The eigensolver's error
@@ -234,6 +239,26 @@ def total_bounds(A, k, n_components, eigen, *, row=None):
     if row is not None and K in row.totals:
         out.append((row.totals[K], f"{ROW_BOUND_SOURCE} ({K} largest ratios)"))
     return out
+
+
+def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
+    """True when accurate eigenpairs could make a bound of ``bounds`` tighter than the best one
+    that uses none, and the topic (value ``attained``) is not proven optimal already.
+
+    A bound that uses eigenpairs adds their residuals: at most about (2 d + 1) max_i r_i at rank
+    d (:func:`single_bounds`, the spannogram's OPT_d + lambda_{d+1}), which is all that accurate
+    pairs could take off it. Deciding on this only changes how sharp a bound is, never whether
+    it holds: every bound stays valid with pairs of any accuracy.
+    """
+    best = tightest(bounds)[0]
+    if _proven(attained, best):
+        return False
+    free = [b for b, source in bounds if source.startswith(_EIGEN_FREE_PREFIXES)]
+    uses = [b for b, source in bounds if not source.startswith(_EIGEN_FREE_PREFIXES)]
+    if not uses:
+        return False
+    slack = (2 * max(int(rank), 1) + 1) * float(np.max(eigen.residuals, initial=0.0))
+    return bool(min(uses) - slack < min(free, default=np.inf))
 
 
 def tightest(bounds):

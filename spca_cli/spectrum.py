@@ -11,7 +11,8 @@ Three paths, chosen by ``method``:
   gives their residuals without further products. On generated corpora of 1,000,000
   tweets and of the NYTimes shape, 9-10 block products reach residuals of 1e-8 lambda_1 from a
   random start, and a call on a deflated view (the next component) that starts from the
-  previous call's Ritz block (``start=eigen.basis``) needs 4-7. ``"auto"`` takes it for up to
+  previous call's Ritz block (``start=eigen.basis``) needs 4-7 (1-4 at ``CANDIDATE_TOL``, the
+  accuracy a topics run asks of those calls). ``"auto"`` takes it for up to
   ``KRYLOV_MAX_PAIRS`` pairs, as every ``spca topics`` run with up to 11 topics and rank up to
   11 asks.
 * ``"arpack"``: SciPy's ``eigsh`` (ARPACK, implicitly restarted Lanczos with one vector).
@@ -34,7 +35,8 @@ LAPACK's, and ARPACK and LAPACK are the oracles of the tests.
 Clusters of near-equal eigenvalues (many equally strong topics) slow a block that ends inside
 the cluster; the block method then widens the block over the cluster rather than handing over
 to one-vector Lanczos (see ``_CLUSTER_GAP``), and ARPACK is the last resort, reported as
-``"krylov+arpack"``. A topics run asks for ``TOPICS_TOL``, the accuracy its uses need.
+``"krylov+arpack"``. A topics run asks for ``TOPICS_TOL`` on A and ``CANDIDATE_TOL`` on the
+deflated views, the accuracy their uses need.
 
 Each eigenpair comes with its residual norm ||A v - theta v||, which the bounds module adds to
 any bound that uses an eigenvalue, so the certificates stay honest about the eigensolver's
@@ -57,7 +59,7 @@ from threadpoolctl import threadpool_limits
 from spca_cli.errors import ConvergenceWarning
 
 __all__ = ["Eigen", "top_eigenpairs", "single_call_method", "low_rank_factor", "DENSE_LIMIT",
-           "KRYLOV_MAX_PAIRS", "METHODS", "TOPICS_TOL"]
+           "KRYLOV_MAX_PAIRS", "METHODS", "TOPICS_TOL", "CANDIDATE_TOL"]
 
 # The dense path: LAPACK on A formed densely, on one BLAS thread. Measured on days of 1,300
 # generated tweets with 2 busy cores (load 6), 6 pairs, best / worst of 3 (seconds):
@@ -75,8 +77,8 @@ __all__ = ["Eigen", "top_eigenpairs", "single_call_method", "low_rank_factor", "
 DENSE_LIMIT = 300
 DENSE_MATRIX_LIMIT = 1500
 
-#: Residual tolerance (relative to theta_1 of the view) of the eigen steps of a topics run,
-#: derived from what each use needs:
+#: Residual tolerance (relative to theta_1 of the view) of the first eigen step of a topics
+#: run, derived from what each use needs:
 #:
 #: * the solvers (spannogram, nonneg, bipartite, threshold and tpower's start) use the leading
 #:   subspace only to generate candidate supports; every candidate is scored on A' itself, so
@@ -95,6 +97,16 @@ DENSE_MATRIX_LIMIT = 1500
 #: On 200,000 tweets with 20 equally strong topics 1e-5 needs 18-34 sparse products per call
 #: where 1e-8 needs 26-76 (without widening; the wide block of a cluster needs fewer).
 TOPICS_TOL = 1e-5
+#: The later eigen steps of a topics run (each deflated view) first serve only the solver's
+#: candidates, for which 1e-3 is plenty (a Ritz vector is within r / gap of its eigenvector,
+#: and the certificate, not the eigenvalues, proves the topic); their bounds that use the
+#: pairs add the larger residuals and stay valid. Only when such a bound could become the
+#: tightest of a topic not proven optimal (:func:`~spca_cli.bounds.eigen_bounds_could_tighten`)
+#: are the pairs refined to ``TOPICS_TOL`` and the solver run again. Measured on the two 1M
+#: generators of ``bench/bench_targets.py``, four later calls with blocks of p + 3 columns:
+#: 48 column products against 112 at 1e-5 (tweets), 98 against 336 (clustered spectrum), the
+#: same topics and certified ratios; 1e-4 needed 58 and 162.
+CANDIDATE_TOL = 1e-3
 KRYLOV_MAX_PAIRS = 12
 METHODS = ("auto", "dense", "krylov", "arpack")
 _EXTRA = 3  # block width beyond the p pairs asked for: clusters of eigenvalues converge together
@@ -370,11 +382,12 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     Returns (values (p,), vectors (n, p), residual norms (p,), block products, Ritz block
     (n, b) to start the next call from, converged).
     """
-    b = min(n, p + _EXTRA)  # a few more than asked: clusters converge together
-    if start is not None:
-        # a warm start from a call that widened over a cluster: the deflated view has the same
-        # cluster (minus a pair), so start as wide
-        b = int(min(n, _MAX_WIDTH, max(b, start.shape[1])))
+    # a few more than asked: clusters converge together. A warm start keeps this width even
+    # after a call that widened over a cluster: its leading p + 3 Ritz vectors and 3 random
+    # columns reach TOPICS_TOL on the clustered 1M generator in 228 column products over four
+    # deflated views where starting as wide as the old block took 336 (and at CANDIDATE_TOL
+    # 98, where the wide start's first product alone has 31 columns)
+    b = min(n, p + _EXTRA)
     max_cols = _basis_limit(n, b)
     W = rng.standard_normal((n, b))
     if start is not None and start.shape[1]:

@@ -21,7 +21,7 @@ from spca_cli import bounds as _bounds
 from spca_cli.corpus.core import input_gram
 from spca_cli.params import DEFLATIONS, check_run
 from spca_cli.solvers.registry import REGISTRY
-from spca_cli.spectrum import TOPICS_TOL, top_eigenpairs
+from spca_cli.spectrum import CANDIDATE_TOL, TOPICS_TOL, top_eigenpairs
 
 logger = logging.getLogger(__name__)
 
@@ -128,9 +128,10 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
 
     eigen_calls = []
 
-    def eigenpairs(A, p, start=None):
+    def eigenpairs(A, p, start=None, tol=TOPICS_TOL):
+        # the accuracy each use needs: spectrum.py's TOPICS_TOL and CANDIDATE_TOL say why
         e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver,
-                           tol=TOPICS_TOL)  # the accuracy its uses need (spectrum.py says why)
+                           tol=tol)
         eigen_calls.append(e)
         return e
 
@@ -235,8 +236,8 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         if index > 1:
             t = time.perf_counter()
             # the deflated view's leading eigenvectors are close to the last Ritz block: start
-            # there, a few block products instead of about ten from a random block
-            eigen = eigenpairs(A, max(rank + 1, 2), start=eigen.basis)
+            # there; the solver needs them only to generate candidates (CANDIDATE_TOL)
+            eigen = eigenpairs(A, max(rank + 1, 2), start=eigen.basis, tol=CANDIDATE_TOL)
             seconds["eigen"] += time.perf_counter() - t
         available = {"eigen": eigen, "rank": rank, "random_state": random_state,
                      "time_limit": time_limit}
@@ -262,9 +263,26 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             out = spec.run(A, k, {**available, "certificate": certificate}, solver_options)
             seconds["solve"] += time.perf_counter() - t
         t = time.perf_counter()
-        found.append((out, _bounds.single_bounds(A, k, eigen, row=certificate.bound)
-                      + list(out.bounds)))
+        bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound) + list(out.bounds)
         seconds["bounds"] += time.perf_counter() - t
+        if (eigen.residuals.max(initial=0.0) > TOPICS_TOL * eigen.value(0)
+                and _bounds.eigen_bounds_could_tighten(bound_list, out.value, eigen, rank)):
+            # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
+            # use eigenvalues could become the tightest with accurate pairs, so the pairs are
+            # refined and the solver (whose own bound uses them) runs again on them
+            t = time.perf_counter()
+            eigen = eigenpairs(A, max(rank + 1, 2), start=eigen.basis)
+            seconds["eigen"] += time.perf_counter() - t
+            if not out.time_limited:  # (a time-limited solver is not given its time twice)
+                t = time.perf_counter()
+                extra = {"certificate": certificate} if "certificate" in spec.inputs else {}
+                out = spec.run(A, k, {**available, "eigen": eigen, **extra}, solver_options)
+                seconds["solve"] += time.perf_counter() - t
+            t = time.perf_counter()
+            bound_list = (_bounds.single_bounds(A, k, eigen, row=certificate.bound)
+                          + list(out.bounds))
+            seconds["bounds"] += time.perf_counter() - t
+        found.append((out, bound_list))
         logger.info("component %d: %s", index, " ".join(str(labels[i]) for i in out.indices))
         if index < n_components:
             if deflation == "remove":

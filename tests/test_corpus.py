@@ -16,7 +16,7 @@ from spca_cli.corpus import (Corpus, MatrixInput, load_corpus, load_input, read_
 from spca_cli.corpus import tweets
 from spca_cli.corpus.times import format_time, parse_timestamps
 from spca_cli.corpus.tokenize import SEPARATOR, make_analyzer
-from spca_cli.errors import SpcaNoDocumentsError, SpcaParameterError
+from spca_cli.errors import SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
 
 from conftest import TEST_DATA
 
@@ -286,3 +286,16 @@ def test_missing_stopword_file():
 
     with pytest.raises(SpcaInputError, match="nope.txt: stop word file not found"):
         read_corpus(TEST_DATA / "tiny.txt", stopwords="nope.txt")
+
+
+@pytest.mark.parametrize("name", ["counts.mtx", "saved.npz", "gram.npy"])
+def test_read_corpus_names_load_input_for_a_matrix_file(tmp_path, name):
+    """read_corpus reads text and UCI corpora; a matrix or saved corpus gets one clear message
+    (it raised a KeyError) pointing to load_input, which reads every input kind."""
+    path = tmp_path / name
+    path.write_bytes(b"not read")
+    kind = {"mtx": "mtx", "npz": "corpus", "npy": "npy"}[name.rsplit(".", 1)[1]]
+    with pytest.raises(SpcaInputError) as info:
+        read_corpus(path)
+    assert str(info.value) == (f"{path}: is a {kind} file, not text or a UCI corpus to read: "
+                               "load it with spca_cli.load_input")

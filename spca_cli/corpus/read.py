@@ -273,6 +273,9 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
     """:func:`read_corpus` on resolved files; ``name`` (the inputs as given) names the corpus
     in its messages."""
     kind = _kinds(paths, format)
+    if kind not in FORMATS:  # a saved corpus (.npz), a matrix (.mtx) or a dense matrix (.npy)
+        raise SpcaInputError(paths[0], f"is a {kind} file, not text or a UCI corpus to read: "
+                                       "load it with spca_cli.load_input")
     contains = tuple(contains or ())
     lang = tuple(lang or ())
     lo, hi = _time_window(since, until)

@@ -1,0 +1,125 @@
+"""The later eigen steps of a topics run stop at CANDIDATE_TOL (spectrum.py): bounds built on
+such loose pairs must still hold (brute force), the refinement must give back the sharpness of
+accurate pairs where eigenvalue bounds matter, and on real co-occurrence matrices nothing but
+the number of products may change."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import spca_cli.topics as topics_module
+from spca_cli import bounds
+from spca_cli.corpus.read import load_input
+from spca_cli.spectrum import CANDIDATE_TOL, TOPICS_TOL, Eigen
+from spca_cli.topics import run_topics
+from test_topics import matrix_input
+
+
+def _opt(A, k, words):
+    """max over k-subsets I of ``words`` of lambda_max(A[I, I]) (brute force)."""
+    return max(np.linalg.eigvalsh(A[np.ix_(I, I)])[-1]
+               for I in itertools.combinations(words, k))
+
+
+def _views(A, result, deflation):
+    """The matrix each component was solved on, rebuilt from the components before it."""
+    n = A.shape[0]
+    view, removed = A.copy(), set()
+    for topic in result.components:
+        yield view, [j for j in range(n) if j not in removed]
+        if deflation == "remove":
+            removed |= set(topic.indices.tolist())
+        else:
+            x = np.zeros(n)
+            x[topic.indices] = topic.weights
+            P = np.eye(n) - np.outer(x, x)
+            view = P @ view @ P
+
+
+@pytest.mark.parametrize("refine", [True, False])
+@pytest.mark.parametrize("deflation", ["remove", "projection"])
+@pytest.mark.parametrize("nonnegative", [True, False])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bounds_on_loose_pairs_stay_above_the_brute_force_optimum(
+        monkeypatch, seed, nonnegative, deflation, refine):
+    """With the later steps stopped at a residual of 30% of theta_1 (so loose that the block
+    method stops after one product), every component's bound is still >= its view's optimum:
+    with and without the refinement, nonnegative and mixed-sign, both deflations."""
+    rng = np.random.default_rng(seed)
+    # full rank, so that the Krylov space of one product is far from invariant
+    V = rng.random((22, 22)) ** 3 if nonnegative else rng.standard_normal((22, 22))
+    A = V @ V.T
+    monkeypatch.setattr(topics_module, "CANDIDATE_TOL", 0.3)
+    if not refine:
+        monkeypatch.setattr(bounds, "eigen_bounds_could_tighten", lambda *args: False)
+    result = run_topics(matrix_input(A), solver="spannogram", k=3, n_components=3, rank=2,
+                        deflation=deflation, eigensolver="krylov", random_state=seed)
+    loose = max(result.eigensolver["max_relative_residual"], 0.0)
+    if not refine:
+        assert loose > 10 * TOPICS_TOL  # the pairs really were loose
+    for topic, (view, words) in zip(result.components, _views(A, result, deflation)):
+        opt = _opt(view, 3, words)
+        assert topic.upper_bound >= opt * (1 - 1e-12)
+        assert topic.problem_value <= opt * (1 + 1e-12)
+
+
+def test_refinement_gives_back_the_bounds_of_accurate_pairs(monkeypatch):
+    """A mixed-sign rank-2 matrix of 400 words plus a full-rank noise, where the spannogram's
+    OPT_2 + lambda_3 is the tightest bound of the later topics: they get the same bounds (to
+    the eigensolver's tolerance) and the same words as with every step at TOPICS_TOL, because
+    their pairs are refined (one more call per later topic)."""
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((400, 2)) * np.array([6.0, 5.0])
+    N = rng.standard_normal((400, 400)) * 0.1
+    A = V @ V.T + N @ N.T
+    options = dict(solver="spannogram", k=8, n_components=3, rank=2, eigensolver="krylov",
+                   deflation="projection")
+    loose = run_topics(matrix_input(A), **options)
+    monkeypatch.setattr(topics_module, "CANDIDATE_TOL", TOPICS_TOL)
+    accurate = run_topics(matrix_input(A), **options)
+    assert [t.bound_source for t in loose.components[1:]] == \
+        [t.bound_source for t in accurate.components[1:]] == ["rank-2 spannogram + lambda_3"] * 2
+    theta1 = loose.eigenvalues[0]
+    for a, b in zip(loose.components, accurate.components):
+        assert abs(a.upper_bound - b.upper_bound) <= 5 * TOPICS_TOL * theta1
+        assert a.indices.tolist() == b.indices.tolist()
+    assert loose.eigensolver["calls"] == 1 + 2 * 2  # each later topic: loose, then refined
+    assert accurate.eigensolver["calls"] == 3
+
+
+def test_could_tighten_only_when_an_eigenvalue_bound_is_within_its_residuals():
+    eigen = Eigen(values=np.array([10.0, 4.0]), vectors=np.eye(3)[:, :2],
+                  residuals=np.array([0.01, 0.01]))
+    row = (9.0, bounds.ROW_BOUND_SOURCE)
+    # lambda_1 + r_1 = 10.01 cannot get below 10.01 - 5 * 0.01 = 9.96 > 9.0: no refinement
+    assert not bounds.eigen_bounds_could_tighten([(10.01, "lambda_1"), row], 8.0, eigen, 2)
+    # 9.03 - 0.05 < 9.0: accurate pairs could make lambda_1 the tightest
+    assert bounds.eigen_bounds_could_tighten([(9.03, "lambda_1"), row], 8.0, eigen, 2)
+    # the topic is proven optimal by the row bound: nothing to gain
+    assert not bounds.eigen_bounds_could_tighten([(9.03, "lambda_1"), row], 9.0, eigen, 2)
+    # a bound of unknown source counts as using the pairs (the safe side)
+    assert bounds.eigen_bounds_could_tighten([(8.99, "some new bound"), row], 8.0, eigen, 2)
+
+
+def test_real_cooccurrence_keeps_its_topics_and_certificates_with_fewer_products(
+        monkeypatch, kos_mtx):
+    """KOS (6,906 words): the later steps stop at CANDIDATE_TOL, nothing is refined (the row
+    bound is the tightest), and topics, bounds and certified ratios are those of accurate pairs."""
+    corpus = load_input(kos_mtx)
+    options = dict(solver="spannogram", k=10, n_components=3, rank=2)
+    loose = run_topics(corpus, **options)
+    monkeypatch.setattr(topics_module, "CANDIDATE_TOL", TOPICS_TOL)
+    accurate = run_topics(corpus, **options)
+    assert loose.eigensolver["calls"] == 3
+    assert TOPICS_TOL < loose.eigensolver["max_relative_residual"] <= CANDIDATE_TOL
+    assert sum(loose.eigensolver["sparse_products"]) < sum(accurate.eigensolver["sparse_products"])
+    for a, b in zip(loose.components, accurate.components):
+        assert a.words == b.words
+        assert a.bound_source == b.bound_source == bounds.ROW_BOUND_SOURCE
+        assert a.upper_bound == pytest.approx(b.upper_bound, rel=1e-9)
+        assert a.certified_ratio == pytest.approx(b.certified_ratio, rel=1e-9)
+    assert [t.words[:2] for t in loose.components] == [
+        ["bush", "november"], ["dean", "campaign"], ["percent", "vote"]]
