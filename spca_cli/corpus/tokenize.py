@@ -200,7 +200,8 @@ class Tokenizer:
             # a document holds the separator itself (a control character, so almost never)
             joined = SEPARATOR.join(t.replace(SEPARATOR, " ") for t in texts)
         text = self._preprocess(joined)
-        if self._has_no_space(text):
+        # (isascii is a flag of the string, no scan: ASCII text has no such script)
+        if not text.isascii() and self._has_no_space(text):
             tokens = self._segment(self._tokenize_no_space(text))
         else:
             tokens = self._tokenize(text)
