@@ -8,7 +8,7 @@ import multiprocessing as mp
 import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from itertools import compress
+from itertools import compress, repeat
 
 import numpy as np
 
@@ -392,7 +392,7 @@ def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents):
                 epoch, offset = epoch[keep], offset[keep]
         builder.add(analyzer.tokenize_chunk(texts), len(texts))
         # a text line's end is not part of its text (the tokenizer saw it as whitespace)
-        documents.append((Strings(t.rstrip("\r\n") for t in texts),
+        documents.append((Strings(list(map(str.rstrip, texts, repeat("\r\n")))),
                           None if ids is None else Strings(ids)))
         if epoch is not None:
             epochs.append(epoch)

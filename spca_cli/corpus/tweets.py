@@ -18,7 +18,7 @@ import csv
 import json
 import logging
 from html import unescape
-from itertools import compress, islice
+from itertools import compress, islice, repeat
 
 from spca_cli.corpus._io import line_chunks, open_text
 from spca_cli.corpus.texts import ID_COLUMNS, JSON_ID_KEYS
@@ -181,6 +181,26 @@ def _id_of(obj):
     return str(value)
 
 
+def _ids_of(objs):
+    """``[_id_of(o) for o in objs]``, by one comprehension when every object has a non-null
+    ``id_str`` (Twitter's), or none has ``id_str`` and every one a non-null ``id`` (as generated
+    files have); else object by object. On 100,000 generated tweets: 0.04 s instead of 0.18 s
+    (0.57 s under cProfile)."""
+    first, second = JSON_ID_KEYS
+    try:
+        try:
+            values = [o[first] for o in objs]
+        except KeyError:
+            if any(map(dict.__contains__, objs, repeat(first))):
+                raise
+            values = [o[second] for o in objs]
+    except (KeyError, TypeError):
+        values = None
+    if values is None or None in values:
+        return [_id_of(o) for o in objs]
+    return list(map(str, values))
+
+
 def _decode_lines(path, lines, first_line):
     """(objects, their line numbers): one json.loads for the whole chunk when it is clean,
     else line by line to name the bad line."""
@@ -227,7 +247,7 @@ def _fields_fast(objs, text_column, time_name):
         return None
     if set(map(type, texts)) - {str} or (stamps is not None and set(map(type, stamps)) - {str}):
         return None
-    return texts, stamps, None, 0, [_id_of(o) for o in objs]
+    return texts, stamps, None, 0, _ids_of(objs)
 
 
 def _fields_slow(path, objs, numbers, text_column, time_name):
