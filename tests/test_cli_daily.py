@@ -95,9 +95,18 @@ def test_two_concurrent_runs_leave_one_report_and_one_clear_error(big_csv, tmp_p
     first = spca_process(args)
     lock = out / ".lock"
     deadline = time.time() + 60
-    while not lock.exists() and time.time() < deadline:
+
+    def holder():
+        try:
+            return lock.read_text().strip()
+        except OSError:
+            return ""
+
+    # the file appears (O_CREAT) before the lock is taken and the pid written: wait for the pid,
+    # or a second run stopped in between would rightly print "pid unknown"
+    while holder() != str(first.pid) and time.time() < deadline:
         time.sleep(0.05)
-    assert lock.exists(), "the first run never took the lock"
+    assert holder() == str(first.pid), "the first run never took the lock"
     # freeze the first run while it holds the lock, so the second surely meets it
     first.send_signal(signal.SIGSTOP)
     try:
