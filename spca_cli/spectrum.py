@@ -155,8 +155,9 @@ class Eigen:
         A few more Ritz vectors than ``vectors``: pass them as ``start`` to the next call on a
         deflated view of the same A.
     block_width : int
-        The widest block the block method used (p + 3, more when it widened over a cluster of
-        eigenvalues); 0 for the dense path and ARPACK alone.
+        The widest block the block method multiplied by A (p + 3; p + 6 for the first product of
+        a warm start; more when it widened over a cluster of eigenvalues); 0 for the dense path
+        and ARPACK alone.
     """
 
     values: np.ndarray
@@ -409,12 +410,13 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     scale = 0.0
     done = False
     last_theta_p = None
-    widened = b
+    widest = 0  # the widest block multiplied (a warm start's first one has 3 random columns more)
     history = []  # the worst wanted residual after each product
     while True:
         Z = matmat(W)
         products += 1
         j = W.shape[1]
+        widest = max(widest, j)
         Qbuf[:, c:c + j] = W
         AQbuf[:, c:c + j] = Z
         top = Qbuf[:, :c].T @ Z  # (c, j) new columns of T
@@ -443,7 +445,6 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         if wide > b:
             # the wanted pairs sit in a cluster: hold all of it in the block from now on
             b = wide
-            widened = max(widened, b)
             max_cols = _basis_limit(n, b)
             if max_cols + b > Qbuf.shape[1]:
                 Qbuf, AQbuf = _grown(Qbuf, c, max_cols + b), _grown(AQbuf, c, max_cols + b)
@@ -472,7 +473,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
             # residuals, which are reported whatever they are
             done = True
             break
-    return theta[:p], np.ascontiguousarray(V[:, :p]), res[:p], products, V, done, widened
+    return theta[:p], np.ascontiguousarray(V[:, :p]), res[:p], products, V, done, widest
 
 
 def _basis_limit(n, b):
