@@ -501,7 +501,8 @@ def _polish(A, supports, k, deadline, random_state, max_rounds=3):
         for j in range(len(supports)):
             if deadline is not None and time.perf_counter() > deadline:
                 return (supports, values), steps
-            others = np.concatenate([s for i, s in enumerate(supports) if i != j])
+            others = np.concatenate([np.zeros(0, dtype=np.int64)]  # none when K = 1
+                                    + [s for i, s in enumerate(supports) if i != j])
             out = _best_single(A.remove(others), k, random_state)
             if out.value > values[j] * (1.0 + 1e-10):
                 supports[j], values[j] = out.indices, float(out.value)
