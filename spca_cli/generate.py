@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
+from spca_cli.seeds import random_state_of
 
 from spca_cli.errors import SpcaParameterError
 from spca_cli.solvers._base import check_float, check_int
@@ -125,7 +125,7 @@ def spiked_covariance(n=500, *, sparsity=10, eigenvalues=(400.0, 300.0), noise=1
     if supports == "first":
         coords = np.arange(s * sparsity)
     elif supports == "random":
-        coords = check_random_state(random_state).permutation(n)[:s * sparsity]
+        coords = random_state_of(random_state).permutation(n)[:s * sparsity]
     else:
         raise SpcaParameterError(f"supports must be 'first' or 'random', got {supports!r}")
     V = np.zeros((n, s))
@@ -152,7 +152,7 @@ def spiked_samples(model, m, *, random_state=None):
     X : ndarray of shape (m, n)
     """
     m = check_int("m", m, 1)
-    rng = check_random_state(random_state)
+    rng = random_state_of(random_state)
     Z = rng.standard_normal((m, model.n))  # (m, n), rows ~ N(0, I)
     # X = Z Sigma^(1/2) (symmetric), so rows ~ N(0, Sigma); Sigma^(1/2) = sqrt(noise) I plus a
     # rank-s correction, applied in O(m n s) instead of forming the n x n root
@@ -259,7 +259,7 @@ def zipf_corpus(documents=2000, words=1000, *, topics=5, topic_words=10, topic_r
         first = dt.date.fromisoformat(str(start))
     except ValueError:
         raise SpcaParameterError(f"start must be YYYY-MM-DD, got {start!r}") from None
-    rng = check_random_state(random_state)
+    rng = random_state_of(random_state)
 
     # topic words take columns spread through the vocabulary, the rest is Zipf background
     n_topic = topics * topic_words
@@ -356,8 +356,9 @@ def word_names(n):
     """
     from itertools import product
 
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    from spca_cli.corpus.stopwords import english_stop_words
 
+    stop_words = english_stop_words()
     n = check_int("n", n, 0)
     syllables = [c + v for c in _CONSONANTS for v in _VOWELS]
     out = []
@@ -365,7 +366,7 @@ def word_names(n):
     while len(out) < n:
         for parts in product(syllables, repeat=length):
             word = "".join(parts)
-            if word not in ENGLISH_STOP_WORDS:
+            if word not in stop_words:
                 out.append(word)
                 if len(out) == n:
                     break

@@ -53,7 +53,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
-from sklearn.utils import check_random_state
+from spca_cli.seeds import random_state_of
 from threadpoolctl import threadpool_limits
 
 from spca_cli.errors import ConvergenceWarning
@@ -240,7 +240,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     _check_eigen_memory(n, p, dense, 0 if S is None else S.shape[0])
     if dense:
         return _dense(A, p)
-    rng = check_random_state(random_state)
+    rng = random_state_of(random_state)
     if method == "arpack" or (method == "auto" and p > KRYLOV_MAX_PAIRS):
         return _arpack(A, p, rng, tol)
     if start is not None:

@@ -15,15 +15,15 @@ A specification is a comma-separated list of names and files whose words are uni
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
 from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
 
-__all__ = ["StopList", "resolve_stopwords", "english_form", "language_names"]
+__all__ = ["StopList", "resolve_stopwords", "english_form", "language_names", "english_stop_words"]
 
 _ENGLISH = ("english", "en")
 _ENGLISH_2013 = "english-2013"
@@ -65,7 +65,7 @@ def english_form(token, stopwords):
 
     Examples
     --------
-    >>> [english_form(t, ENGLISH_STOP_WORDS) for t in ["i'm", "didn't", "fleet's", "flight"]]
+    >>> [english_form(t, english_stop_words()) for t in ["i'm", "didn't", "fleet's", "flight"]]
     ['', '', 'fleet', 'flight']
     """
     if "'" not in token:
@@ -86,6 +86,29 @@ def language_names():
     from stop_words import AVAILABLE_LANGUAGES
 
     return sorted({*AVAILABLE_LANGUAGES, _ENGLISH_2013})
+
+
+@functools.lru_cache(maxsize=1)
+def english_stop_words():
+    """scikit-learn's English stop list (``ENGLISH_STOP_WORDS``), read from the module that holds
+    it without importing the scikit-learn package: that import (scipy.stats, and pandas when
+    installed) took 1.2-1.6 s, more than half of every CLI start and more than a small daily run.
+    The module is a frozenset literal with no imports; if it ever moves, the package import is
+    the fallback, so the list is always scikit-learn's own."""
+    try:
+        spec = importlib.util.find_spec("sklearn")  # a top-level spec: nothing is imported
+        path = Path(spec.submodule_search_locations[0]) / "feature_extraction" / "_stop_words.py"
+        module_spec = importlib.util.spec_from_file_location("_spca_sklearn_stop_words", path)
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        words = module.ENGLISH_STOP_WORDS
+        if isinstance(words, frozenset) and len(words) > 100:
+            return words
+    except (ImportError, OSError, AttributeError, TypeError, IndexError, SyntaxError):
+        pass
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return ENGLISH_STOP_WORDS
 
 
 def _language_words(name):
@@ -132,7 +155,7 @@ def resolve_stopwords(spec):
     for item in items:
         name = item.lower()
         if name in _ENGLISH or name == _ENGLISH_2013:
-            words |= ENGLISH_STOP_WORDS
+            words |= english_stop_words()
             english |= name != _ENGLISH_2013
             legacy |= name == _ENGLISH_2013
             continue

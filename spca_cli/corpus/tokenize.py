@@ -1,5 +1,5 @@
-"""The 2013 paper's tokenising recipe, built on scikit-learn's text tools, and the streaming
-vocabulary that turns token lists into a sparse document-word matrix chunk by chunk.
+"""The 2013 paper's tokenising recipe, in scikit-learn's ``CountVectorizer`` conventions run by
+Python's ``re``, and the streaming vocabulary that turns token lists into a sparse document-word matrix chunk by chunk.
 
 The recipe (SPEC, "Inputs"): lower-case, drop URLs and @mentions, keep hashtag words without
 '#' (all three inside the token pattern, see :class:`Tokenizer`), keep tokens of at least
@@ -19,11 +19,11 @@ the stop words of an already tokenised input (UCI, a saved corpus) are removed.
 from __future__ import annotations
 
 import logging
+import re
 from collections import defaultdict
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
 from spca_cli.corpus.scripts import MIN_PIECE, Segmenter, mark_class, no_space_pattern
 from spca_cli.corpus.stopwords import StopList, english_form, resolve_stopwords
@@ -124,7 +124,8 @@ class _Forms(dict):
 
 
 class Tokenizer:
-    """The recipe as a scikit-learn ``CountVectorizer``, applied a chunk of documents at a time.
+    """The recipe as scikit-learn's ``CountVectorizer`` would run it, a chunk of documents at a
+    time.
 
     Parameters
     ----------
@@ -139,12 +140,15 @@ class Tokenizer:
 
     Notes
     -----
-    The vectorizer's preprocessor lower-cases; its token pattern has one capturing group (the
-    word, or the document separator), so URLs and @mentions, matched outside the group, become
-    empty tokens that are dropped. ``CountVectorizer``'s per-document analyzer costs several
-    Python calls per document, most of the ingest time at a million tweets, so its preprocessor
-    and tokenizer are applied to a whole chunk joined with :data:`SEPARATOR`: one C-level regex
-    pass per chunk. A chunk with text of a script written without spaces (rare in most
+    The preprocessor lower-cases; the token pattern has one capturing group (the word, or the
+    document separator), so URLs and @mentions, matched outside the group, become empty tokens
+    that are dropped (``re.findall`` returns the group, as ``CountVectorizer``'s tokenizer does).
+    ``CountVectorizer``'s per-document analyzer costs several Python calls per document, most of
+    the ingest time at a million tweets, so the preprocessor and tokenizer are applied to a whole
+    chunk joined with :data:`SEPARATOR`: one C-level regex pass per chunk. (They are the
+    functions ``CountVectorizer.build_preprocessor`` / ``build_tokenizer`` return for these
+    settings, built without importing scikit-learn, whose import took 1.2-1.6 s of every CLI
+    start.) A chunk with text of a script written without spaces (rare in most
     corpora, so the test is one search) is tokenised by a second pattern that also matches
     runs of that script, and each run is cut into words by
     :class:`~spca_cli.corpus.scripts.Segmenter`. Stop words are dropped token by token through
@@ -167,13 +171,12 @@ class Tokenizer:
         if self.stoplist.unify_apostrophes:
             def lower(text):
                 return text.lower().replace("\u2019", "'")
-        self.vectorizer = CountVectorizer(preprocessor=lower,
-                                          token_pattern=_chunk_pattern(min_length),
-                                          lowercase=False, stop_words=None)
-        self._preprocess = self.vectorizer.build_preprocessor()
-        self._tokenize = self.vectorizer.build_tokenizer()
-        self._tokenize_no_space = CountVectorizer(
-            token_pattern=_chunk_pattern(min_length, no_space=True)).build_tokenizer()
+        # what CountVectorizer's build_preprocessor / build_tokenizer return for these settings
+        # (the preprocessor itself; re.compile(token_pattern).findall, one group), built here
+        # so that reading text does not import scikit-learn (1.2-1.6 s of every CLI start)
+        self._preprocess = lower
+        self._tokenize = re.compile(_chunk_pattern(min_length)).findall
+        self._tokenize_no_space = re.compile(_chunk_pattern(min_length, no_space=True)).findall
         self._has_no_space = no_space_pattern()[1].search
         self._forms = (_Forms(self.stoplist, min_length)
                        if self.stoplist.words or self.stoplist.english_rules else None)
@@ -400,6 +403,8 @@ def apply_weighting(S, weighting):
         out.has_sorted_indices = S.has_sorted_indices
         return out
     if weighting == "tfidf":
+        from sklearn.feature_extraction.text import TfidfTransformer  # only for tf-idf
+
         return sp.csr_array(TfidfTransformer().fit_transform(S), dtype=np.float64)
     raise SpcaParameterError([Name("weighting"), f" must be one of {', '.join(WEIGHTINGS)}, "
                                                  f"got {weighting!r}"])

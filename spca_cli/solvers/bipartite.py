@@ -35,8 +35,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from sklearn.utils import check_random_state
+from spca_cli.seeds import random_state_of
 from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
 from spca_cli.bounds import total_bounds
@@ -121,6 +120,10 @@ def match_supports(W, k, *, reduce=True):
 
 def _match(w2, words, k):
     """Maximum-weight matching of the rows of w2 (u x K) to K groups of k identical slots."""
+    # imported here: scipy.optimize costs 0.5 s to import, which every CLI start paid for a
+    # solver most runs never call (after the first call this line is a dictionary lookup)
+    from scipy.optimize import linear_sum_assignment
+
     K = w2.shape[1]
     gain = np.repeat(w2, k, axis=1)  # (u, K k): slot s belongs to component s // k
     r_ind, c_ind = linear_sum_assignment(gain, maximize=True)
@@ -414,7 +417,7 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
         time_limit = check_float("time_limit", time_limit, 0.0, None, low_open=True)
     n_jobs = _check_n_jobs(n_jobs)
     refine = check_int("refine", refine, 0)
-    rng = check_random_state(random_state)
+    rng = random_state_of(random_state)
 
     need = min(max(rank, K) + 1, A.n)
     if len(eigen.values) < need:

@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 from scipy.special import betainc, betaincinv
-from sklearn.utils import check_random_state
+from spca_cli.seeds import random_state_of
 
 from spca_cli.errors import SpcaParameterError
 from spca_cli.kernels.nonneg import epsnet_samples, exact_vertices, pool_new
@@ -295,7 +295,7 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
     if exact is True and (samples is not None or epsilon is not None):
         raise SpcaParameterError("exact=True cannot be combined with samples or epsilon "
                                  "(those choose the epsilon-net mode); give one or the other")
-    rng = check_random_state(random_state)
+    rng = random_state_of(random_state)
     t0 = time.perf_counter()
 
     active_mask = A.active()

@@ -27,7 +27,7 @@ import time
 
 import numba
 import numpy as np
-from sklearn.utils import check_random_state
+from spca_cli.seeds import random_state_of
 
 from spca_cli.errors import Name, SpcaParameterError
 from spca_cli.kernels.spannogram import (STAT_CANDIDATES, STAT_HASHES, STAT_OVERFLOW, STAT_POINTS,
@@ -350,7 +350,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         raise SpcaParameterError(f"nonnegative must be None, True or False, got {nonnegative!r}")
     if not isinstance(eliminate, (bool, np.bool_)):
         raise SpcaParameterError(f"eliminate must be True or False, got {eliminate!r}")
-    rng = check_random_state(random_state)
+    rng = random_state_of(random_state)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
 
     detected = is_nonnegative(A)

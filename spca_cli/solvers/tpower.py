@@ -13,7 +13,7 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.utils import check_random_state
+from spca_cli.seeds import random_state_of
 
 from spca_cli.errors import SpcaParameterError
 from spca_cli.kernels.greedy import bordered_lmax
@@ -341,7 +341,7 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     if init == "spannogram" or (init == "auto" and warm_start is not None):
         starts["spannogram"] = lambda: (*warm, 0, True)
     if init == "auto" and n_starts > 0:
-        rng = check_random_state(random_state)
+        rng = random_state_of(random_state)
         pool = by_variance[:min(n_active, 4 * k)]
         for s in range(n_starts):
             chosen = np.sort(rng.choice(pool, size=k, replace=False))
