@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 import scipy.sparse as sp
-from spca_cli.seeds import random_state_of
 
 from spca_cli.errors import SpcaParameterError
+from spca_cli.seeds import random_state_of
 from spca_cli.solvers._base import check_float, check_int
 
 __all__ = ["SpikedModel", "spiked_covariance", "spiked_samples", "empirical_covariance",

@@ -53,10 +53,10 @@ import warnings
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
-from spca_cli.seeds import random_state_of
 from threadpoolctl import threadpool_limits
 
 from spca_cli.errors import ConvergenceWarning
+from spca_cli.seeds import random_state_of
 
 __all__ = ["Eigen", "top_eigenpairs", "single_call_method", "low_rank_factor", "DENSE_LIMIT",
            "KRYLOV_MAX_PAIRS", "METHODS", "TOPICS_TOL", "CANDIDATE_TOL"]

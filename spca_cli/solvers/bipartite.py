@@ -35,11 +35,11 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from spca_cli.seeds import random_state_of
 from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
 from spca_cli.bounds import total_bounds
 from spca_cli.errors import SpcaParameterError
+from spca_cli.seeds import random_state_of
 from spca_cli.solvers._base import (ConvergenceWarning, JointOutput, check_float, check_int,
                                     check_k, finish_component, leading_eigvec)
 from spca_cli.spectrum import low_rank_factor, top_eigenpairs

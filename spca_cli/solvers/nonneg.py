@@ -29,10 +29,10 @@ import warnings
 
 import numpy as np
 from scipy.special import betainc, betaincinv
-from spca_cli.seeds import random_state_of
 
 from spca_cli.errors import SpcaParameterError
 from spca_cli.kernels.nonneg import epsnet_samples, exact_vertices, pool_new
+from spca_cli.seeds import random_state_of
 from spca_cli.solvers._base import (ConvergenceWarning, check_float, check_int, check_k,
                                     finish_component)
 from spca_cli.spectrum import low_rank_factor

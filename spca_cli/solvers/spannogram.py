@@ -27,11 +27,11 @@ import time
 
 import numba
 import numpy as np
-from spca_cli.seeds import random_state_of
 
 from spca_cli.errors import Name, SpcaParameterError
 from spca_cli.kernels.spannogram import (STAT_CANDIDATES, STAT_HASHES, STAT_OVERFLOW, STAT_POINTS,
                                           STAT_TRUNCATED, STAT_ZERO_HIT, spannogram_pass)
+from spca_cli.seeds import random_state_of
 from spca_cli.solvers._base import check_float, check_int, check_k, finish_component
 from spca_cli.spectrum import low_rank_factor, top_eigenpairs
 

@@ -13,10 +13,10 @@ import time
 import warnings
 
 import numpy as np
-from spca_cli.seeds import random_state_of
 
 from spca_cli.errors import SpcaParameterError
 from spca_cli.kernels.greedy import bordered_lmax
+from spca_cli.seeds import random_state_of
 from spca_cli.solvers._base import (ConvergenceWarning, check_float, check_int, check_k,
                                     finish_component, leading_eigvec)
 
