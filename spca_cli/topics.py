@@ -127,17 +127,18 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     n_eig = max(rank + 1, n_components + 1, 2)
 
     eigen_calls = []
+    seconds["eigen"] = 0.0
 
     def eigenpairs(A, p, start=None, tol=TOPICS_TOL):
         # the accuracy each use needs: spectrum.py's TOPICS_TOL and CANDIDATE_TOL say why
+        t = time.perf_counter()
         e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver,
                            tol=tol)
+        seconds["eigen"] += time.perf_counter() - t
         eigen_calls.append(e)
         return e
 
-    t = time.perf_counter()
     eigen0 = eigenpairs(A0, n_eig)
-    seconds["eigen"] = time.perf_counter() - t
     seconds["solve"] = 0.0
     lam = eigen0.values
 
@@ -234,22 +235,19 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     disjoint = deflation == "remove"
     seconds["bounds"] = 0.0
     certificate = None
+    n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
     for index in range(1, n_components + 1):
         if index > 1:
-            t = time.perf_counter()
             # the deflated view's leading eigenvectors are close to the last Ritz block: start
             # there; the solver needs them only to generate candidates (CANDIDATE_TOL)
-            eigen = eigenpairs(A, max(rank + 1, 2), start=eigen.basis, tol=CANDIDATE_TOL)
-            seconds["eigen"] += time.perf_counter() - t
+            eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL)
         available = {"eigen": eigen, "rank": rank, "random_state": random_state,
                      "time_limit": time_limit}
         out = None
         if "certificate" not in spec.inputs:
             # a solver that does not use the certificate runs first: the value it reaches lets
             # the certificate stop as soon as it proves that value optimal
-            t = time.perf_counter()
-            out = spec.run(A, k, available, solver_options)
-            seconds["solve"] += time.perf_counter() - t
+            out = _solve(spec, A, k, available, None, solver_options, seconds)
         # the certificate is a property of the view and k, whatever the solver: computed here
         t = time.perf_counter()
         # remove deflation: the last view's certificate, restricted, starts this one
@@ -261,34 +259,23 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             row0 = certificate.bound
         seconds["bounds"] += time.perf_counter() - t
         if out is None:
-            t = time.perf_counter()
-            out = spec.run(A, k, {**available, "certificate": certificate}, solver_options)
-            seconds["solve"] += time.perf_counter() - t
-        t = time.perf_counter()
-        bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound) + list(out.bounds)
-        seconds["bounds"] += time.perf_counter() - t
+            out = _solve(spec, A, k, available, certificate, solver_options, seconds)
+        solver_bounds = list(out.bounds)
+        bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
         if (eigen.residuals.max(initial=0.0) > TOPICS_TOL * eigen.value(0)
                 and _bounds.eigen_bounds_could_tighten(bound_list, out.value, eigen, rank)):
             # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
             # use eigenvalues could become the tightest with accurate pairs, so the pairs are
             # refined and the solver (whose own bound uses them) runs again on them
-            t = time.perf_counter()
-            eigen = eigenpairs(A, max(rank + 1, 2), start=eigen.basis)
-            seconds["eigen"] += time.perf_counter() - t
-            solver_bounds = list(out.bounds)
+            eigen = eigenpairs(A, n_pairs, start=eigen.basis)
             if not out.time_limited:  # (a time-limited solver is not given its time twice)
-                t = time.perf_counter()
-                extra = {"certificate": certificate} if "certificate" in spec.inputs else {}
-                again = spec.run(A, k, {**available, "eigen": eigen, **extra}, solver_options)
-                seconds["solve"] += time.perf_counter() - t
+                again = _solve(spec, A, k, {**available, "eigen": eigen}, certificate,
+                               solver_options, seconds)
                 # both runs' bounds hold for this view; the better topic of the two is kept
                 solver_bounds += list(again.bounds)
                 if again.value >= out.value:
                     out = again
-            t = time.perf_counter()
-            bound_list = (_bounds.single_bounds(A, k, eigen, row=certificate.bound)
-                          + solver_bounds)
-            seconds["bounds"] += time.perf_counter() - t
+            bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
         found.append((out, bound_list))
         logger.info("component %d: %s", index, " ".join(str(labels[i]) for i in out.indices))
         if index < n_components:
@@ -302,6 +289,24 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         return found, None
     # disjoint supports (remove deflation): the same total bounds as for a joint solver
     return found, _bounds.total_bounds(A0, k, n_components, eigen0, row=row0)
+
+
+def _solve(spec, A, k, inputs, certificate, solver_options, seconds):
+    """One timed run of a single-component solver, given the certificate if it uses one."""
+    t = time.perf_counter()
+    if "certificate" in spec.inputs:
+        inputs = {**inputs, "certificate": certificate}
+    out = spec.run(A, k, inputs, solver_options)
+    seconds["solve"] += time.perf_counter() - t
+    return out
+
+
+def _component_bounds(A, k, eigen, certificate, solver_bounds, seconds):
+    """A component's bound list: the view's own bounds, then the solver's."""
+    t = time.perf_counter()
+    bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound) + solver_bounds
+    seconds["bounds"] += time.perf_counter() - t
+    return bound_list
 
 
 def _total_bound(topics, bound_list):

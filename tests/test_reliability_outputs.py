@@ -143,7 +143,8 @@ def test_a_read_only_place_is_one_line(tweets, tmp_path):
     # root may write anywhere the file system allows: use one that does not allow it
     folder = Path("/sys")
     if not folder.is_dir() or os.access(folder, os.W_OK) and not _write_fails(folder):
-        pytest.skip("no read-only place to write into on this machine")
+        pytest.skip("run as root and /sys accepts writes here: no folder on this machine refuses "
+                    "root, so a read-only destination cannot be made")
     result = spca("topics", tweets, *TOPICS, "-o", folder / "t.json")
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {folder / 't.json'}: ")

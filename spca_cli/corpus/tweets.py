@@ -188,14 +188,10 @@ def _ids_of(objs):
     (0.57 s under cProfile)."""
     first, second = JSON_ID_KEYS
     try:
-        try:
-            values = [o[first] for o in objs]
-        except KeyError:
-            if any(map(dict.__contains__, objs, repeat(first))):
-                raise
-            values = [o[second] for o in objs]
-    except (KeyError, TypeError):
-        values = None
+        values = [o[first] for o in objs]
+    except KeyError:  # a missing id_str: the fast path only when none has it
+        values = (None if any(map(dict.__contains__, objs, repeat(first)))
+                  else [o.get(second) for o in objs])
     if values is None or None in values:
         return [_id_of(o) for o in objs]
     return list(map(str, values))
