@@ -110,6 +110,40 @@ def test_sliced_block_products_equal_the_whole(kos_S, monkeypatch):
     np.testing.assert_allclose(vector, whole[:, 0], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threaded_block_products_equal_one_thread(kos_S, monkeypatch, threads):
+    """Slices on several threads, each adding into its own sum: the product of one thread up to
+    the order of the additions, for a block, one vector, and more slices than threads."""
+    X = np.random.default_rng(2).standard_normal((kos_S.shape[1], 6))
+    whole = backend_module.LocalBackend(S=kos_S, threads=1).matmat(X)
+    scale = np.abs(whole).max()
+    threaded = backend_module.LocalBackend(S=kos_S, threads=threads).matmat(X)
+    np.testing.assert_allclose(threaded, whole, rtol=1e-12, atol=1e-12 * scale)
+    vector = backend_module.LocalBackend(S=kos_S, threads=threads).matmat(X[:, 0])
+    np.testing.assert_allclose(vector, whole[:, 0], rtol=1e-12, atol=1e-12 * scale)
+    monkeypatch.setattr(backend_module, "_PRODUCT_BYTES", 8 * 6 * 500)  # 7 slices per thread
+    many = backend_module.LocalBackend(S=kos_S, threads=threads).matmat(X)
+    np.testing.assert_allclose(many, whole, rtol=1e-12, atol=1e-12 * scale)
+
+
+def test_large_matrices_multiply_on_numba_threads(kos_S, monkeypatch):
+    import numba
+
+    backend = backend_module.LocalBackend(S=kos_S)
+    assert backend._product_threads() == 1  # 467,714 entries: below the parallel threshold
+    monkeypatch.setattr(backend_module, "_PARALLEL_PRODUCT_NNZ", kos_S.nnz)
+    assert backend._product_threads() == numba.get_num_threads()
+
+
+def test_parallel_columns_equal_serial_ones_exactly(kos_S):
+    """Each column is summed by one thread in the serial order: bit for bit the same."""
+    idx = np.argsort(-np.asarray(kos_S.sum(axis=0)).ravel())[:40]  # long columns first
+    serial = backend_module.LocalBackend(S=kos_S, threads=1).rows(idx)
+    parallel = backend_module.LocalBackend(S=kos_S, threads=2).rows(idx)
+    assert np.array_equal(serial, parallel)
+    assert np.array_equal(serial, (kos_S.T @ kos_S[:, idx]).toarray().T)
+
+
 def test_csc_copy_has_32_bit_positions_and_exact_products(kos_S):
     backend = backend_module.LocalBackend(S=kos_S)
     idx = np.array([5, 17, 300], dtype=np.int64)

@@ -38,7 +38,7 @@ class Shard:
         n = int(matrices[0].shape[1])
         S = sp.csr_array(sp.vstack(matrices, format="csr"), dtype=np.float64) if len(
             matrices) > 1 else matrices[0]
-        self.local = LocalBackend(S=S if S.shape[0] else sp.csr_array((0, n)))
+        self.local = LocalBackend(S=S if S.shape[0] else sp.csr_array((0, n)), threads=1)
 
     # each method answers the question for this shard's rows only; the client adds them up
     def matmat(self, X):

@@ -8,9 +8,10 @@ the CSR pieces of S (for rows) and the CSC pieces (for columns) as plain arrays.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-__all__ = ["gram_sparse_matvec", "gram_columns", "gram_submatrix", "gram_submatrix_by_documents"]
+__all__ = ["gram_sparse_matvec", "gram_columns", "gram_columns_parallel", "gram_submatrix",
+           "gram_submatrix_by_documents"]
 
 
 @njit(cache=True)
@@ -56,6 +57,16 @@ def gram_sparse_matvec(indptr, indices, data, cindptr, cindices, cdata, idx, w, 
 
 
 @njit(cache=True)
+def _add_column(indptr, indices, data, cindptr, cindices, cdata, j, out_row):
+    # column j of S^T S: the rows of S that contain word j, weighted by S[r, j]
+    for p in range(cindptr[j], cindptr[j + 1]):
+        r = cindices[p]
+        s = cdata[p]
+        for q in range(indptr[r], indptr[r + 1]):
+            out_row[indices[q]] += data[q] * s
+
+
+@njit(cache=True)
 def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n):
     """The columns A[:, idx] of A = S^T S, returned transposed: shape (len(idx), n).
 
@@ -63,12 +74,19 @@ def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n):
     """
     out = np.zeros((idx.shape[0], n))
     for t in range(idx.shape[0]):
-        j = idx[t]
-        for p in range(cindptr[j], cindptr[j + 1]):
-            r = cindices[p]
-            s = cdata[p]
-            for q in range(indptr[r], indptr[r + 1]):
-                out[t, indices[q]] += data[q] * s
+        _add_column(indptr, indices, data, cindptr, cindices, cdata, idx[t], out[t])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def gram_columns_parallel(indptr, indices, data, cindptr, cindices, cdata, idx, n, nthreads):
+    """:func:`gram_columns` on ``nthreads`` threads, thread th taking columns th, th +
+    nthreads, ...: callers list words by frequency, so contiguous chunks would give one
+    thread all the long columns."""
+    out = np.zeros((idx.shape[0], n))
+    for th in prange(nthreads):
+        for t in range(th, idx.shape[0], nthreads):
+            _add_column(indptr, indices, data, cindptr, cindices, cdata, idx[t], out[t])
     return out
 
 
