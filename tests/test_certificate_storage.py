@@ -159,7 +159,8 @@ def test_csc_copy_has_32_bit_positions_and_exact_products(kos_S):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_both_submatrix_kernels_give_the_principal_submatrix(kos_S, weighted):
     """Few words: column pairs; many (beyond twice the mean document length): documents one by
-    one. Both equal S_I^T S_I on the KOS counts (exactly) and on real weights, symmetric."""
+    one; words whose columns are cached: read from them. All equal S_I^T S_I on the KOS counts
+    (exactly) and on real weights, symmetric."""
     S = kos_S.astype(np.float64)
     if weighted:  # tf-idf-like weights: sums in another order differ in the last bits only
         S = S.copy()
@@ -171,11 +172,17 @@ def test_both_submatrix_kernels_give_the_principal_submatrix(kos_S, weighted):
         idx = np.sort(np.argsort(-diag)[:size]).astype(np.int64)
         expected = (S[:, idx].T @ S[:, idx]).toarray()
         got = backend.submatrix(idx)
-        assert np.array_equal(got, got.T)
-        if weighted:
-            np.testing.assert_allclose(got, expected, rtol=1e-12)
-        else:
-            assert np.array_equal(got, expected)
+        backend.columns(idx)  # now cached: the submatrix is read from the columns
+        cached = backend.submatrix(idx)
+        for sub in (got, cached):
+            assert np.array_equal(sub, sub.T)
+            if weighted:
+                np.testing.assert_allclose(sub, expected, rtol=1e-12)
+            else:
+                assert np.array_equal(sub, expected)
+        fresh = backend_module.LocalBackend(S=S)
+        fresh.columns(idx[1:])  # one word not cached: the kernels, not the cache
+        assert np.array_equal(fresh.submatrix(idx), got)
 
 
 def test_float64_rows_after_float32_ones_leave_no_warning(recwarn):
