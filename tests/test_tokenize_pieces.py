@@ -1,0 +1,106 @@
+"""The piece path of ``Tokenizer.tokenize_chunk`` (lower-case the chunk, split it at whitespace,
+look each piece up in a cache) gives the tokens of the chunk pattern run over the whole chunk,
+which is the definition (``Tokenizer._tokens_by_pattern``): on arbitrary Unicode text with the
+characters that could tell them apart (every kind of whitespace ``str.split`` and ``re`` see,
+the record separators, NUL, combining marks, apostrophes, '#', '@', URLs, digits, final sigma),
+with and without stop words, the English rules and n-grams."""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spca_cli.corpus.scripts import mark_class
+from spca_cli.corpus.tokenize import _MARK, SEPARATOR, Tokenizer
+
+EXAMPLES = settings(max_examples=150, deadline=None, derandomize=True, database=None)
+
+# pieces of text chosen to sit on the edges of the equivalence
+FRAGMENTS = [
+    " ", "  ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85",
+    "\xa0", "\u1680", "\u2000", "\u2028", "\u2029", "\u202f", "\u3000", "\x00", "\u200b",
+    "'", "\u2019", "#", "@", "@united", "http://", "https://t.co/x1", "www.", "www.example.com",
+    "3", "320", "\u0663", "_", "a", "ab", "abc", "Flight", "DON'T", "don\u2019t", "flights'",
+    "the", "and", "i'm", "you're", "can't", "won\u2019t", "ΟΔΟΣ", "Σ", "σ", "ς", "İ", "ß",
+    "\u01c5", "e\u0301", "\u0301", "\ufe0f", "\u2764\ufe0f", "😀", "क\u093f", "مرحبا", "-", ".",
+    ",", "!", "?", ":", "/", "&", "\u00e9t\u00e9", "caf\u00e9", "中文", "ไทย",
+]
+TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.characters()), max_size=30).map("".join)
+CHUNKS = st.lists(TEXT, min_size=1, max_size=6)
+
+
+def by_pattern(tokenizer, texts):
+    """The definition: the chunk pattern over all texts, n-grams formed as tokenize_chunk does."""
+    tokens = tokenizer._tokens_by_pattern(texts)
+    return tokens if tokenizer.ngram_range == (1, 1) else tokenizer._ngrams(tokens)
+
+
+def kept(out):
+    """The streams of tokenize_chunk without '' (the dropped tokens the matrix never sees)."""
+    streams = out if isinstance(out, tuple) else (out,)
+    return [[t for t in stream if t] for stream in streams]
+
+
+@pytest.mark.parametrize("stopwords", ["none", "english", "english-2013"])
+@pytest.mark.parametrize("ngrams", [(1, 1), (1, 3), (2, 2)])
+@pytest.mark.parametrize("min_length", [1, 3])
+@EXAMPLES
+@given(texts=CHUNKS)
+def test_pieces_give_the_tokens_of_the_pattern(stopwords, ngrams, min_length, texts):
+    tokenizer = Tokenizer(min_length, stopwords, ngrams)
+    got = tokenizer.tokenize_chunk(texts)
+    assert kept(got) == kept(by_pattern(tokenizer, texts))
+    # one separator between each two documents in every stream
+    for stream in kept(got):
+        assert stream.count(SEPARATOR) == len(texts) - 1
+
+
+@EXAMPLES
+@given(chunks=st.lists(CHUNKS, min_size=2, max_size=5))
+def test_a_small_cache_that_starts_again_gives_the_same_tokens(chunks):
+    tokenizer = Tokenizer(3, "english")
+    tokenizer._pieces.limit = 8
+    for texts in chunks:
+        assert kept(tokenizer.tokenize_chunk(texts)) == kept(by_pattern(tokenizer, texts))
+        assert len(tokenizer._pieces) <= 8
+
+
+def test_whitespace_is_the_same_to_split_and_to_the_pattern():
+    """The equivalence rests on this: every character ``str.split`` cuts at is ``\\s`` to ``re``
+    and can be part of no token (not a word character, mark or apostrophe), and the reverse."""
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    split_space = {c for c in every if c.isspace()}
+    re_space = set(re.findall(r"(?u)\s", every))
+    assert split_space == re_space
+    assert "\x1e" in split_space and _MARK not in split_space
+    in_a_token = re.compile(r"(?u)[\w'%s]" % mark_class())
+    assert not [c for c in split_space if in_a_token.match(c)]
+
+
+def test_documents_holding_the_marker_or_the_separator_keep_their_tokens():
+    tokenizer = Tokenizer(3, "english", (1, 2))
+    texts = ["delayed \x00 overnight", "lost\x1ebags today", "http://t.co/a\x00bcd flight"]
+    assert kept(tokenizer.tokenize_chunk(texts)) == [
+        ["delayed", "overnight", SEPARATOR, "lost", "bags", "today", SEPARATOR, "flight"],
+        ["delayed overnight", SEPARATOR, "lost bags", "bags today", SEPARATOR]]
+    # a piece that is only the marker inside a text is no document boundary
+    assert Tokenizer(3)("gate \x00 closed") == ["gate", "closed"]
+
+
+def test_final_sigma_and_apostrophes_as_in_the_whole_chunk():
+    tokenizer = Tokenizer(3, "english")
+    assert tokenizer.tokenize_chunk(["ΟΔΟΣ ΟΔΟΣ.", "Don\u2019t CANCEL", "ΣΑΣ"]) == [
+        "οδος", "οδος", SEPARATOR, "cancel", SEPARATOR, "σας"]
+
+
+def test_airline_tweets_give_the_same_tokens(airline_csv):
+    with open(airline_csv, newline="", encoding="utf-8") as f:
+        texts = [row["text"] for row in csv.DictReader(f)]
+    for stopwords in ("english", "english-2013", "none"):
+        tokenizer = Tokenizer(3, stopwords, (1, 2))
+        assert kept(tokenizer.tokenize_chunk(texts)) == kept(by_pattern(tokenizer, texts))
