@@ -198,3 +198,34 @@ def test_float64_rows_after_float32_ones_leave_no_warning(recwarn):
     assert model.CT.dtype == np.float64
     assert np.array_equal(model.CT, columns)
     assert not [w for w in recwarn.list if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_topics_run_on_one_or_two_threads_finds_the_same_certified_topics(airline_csv,
+                                                                            monkeypatch):
+    """The airline tweets with every product threaded (its 100,000 entries are below the usual
+    threshold): the same words, values and certified ratios on one thread as on two."""
+    import numba
+
+    from spca_cli.topics import run_topics
+
+    corpus = read_corpus(str(airline_csv))
+    monkeypatch.setattr(backend_module, "_PARALLEL_PRODUCT_NNZ", 0)
+    monkeypatch.setattr(backend_module, "_PARALLEL_COLUMNS", 1)
+    before = numba.get_num_threads()
+    runs = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            runs.append(run_topics(corpus, solver="spannogram", k=10, n_components=3, rank=2,
+                                   random_state=0))
+    finally:
+        numba.set_num_threads(before)
+    one, two = runs
+    assert [c.words for c in one.components] == [c.words for c in two.components]
+    for a, b in zip(one.components, two.components):
+        assert a.explained_variance == pytest.approx(b.explained_variance, rel=1e-12)
+        assert a.certified_ratio == pytest.approx(b.certified_ratio, rel=1e-9)
+        assert a.upper_bound == pytest.approx(b.upper_bound, rel=1e-9)
+    assert [c.words[:2] for c in one.components] == [["flight", "cancelled"],
+                                                     ["service", "customer"], ["plane", "gate"]]
+    assert min(c.certified_ratio for c in one.components) > 0.99
