@@ -216,9 +216,8 @@ def test_eigensolver_report_and_choice():
     info = krylov["eigensolver"]
     assert info["method"] == "krylov" and info["calls"] == 3
     assert info["sparse_products"][0] <= 24
-    # the later calls drive the candidates' 2 pairs to CANDIDATE_TOL and leave pair 3 where
-    # it came (its residual, reported here, is added by the bounds that use it)
-    assert CANDIDATE_TOL < info["max_relative_residual"] <= 10 * CANDIDATE_TOL
+    # what a topics run asks of the later calls (the first one asks TOPICS_TOL)
+    assert info["max_relative_residual"] <= CANDIDATE_TOL
     assert "eigensolver" not in krylov["params"]
     assert arpack["eigensolver"]["method"] == "arpack"
     assert arpack["params"]["eigensolver"] == "arpack"
