@@ -198,8 +198,7 @@ def _sign_fix(vectors):
     return vectors * signs
 
 
-def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
-                   converge=None):
+def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto"):
     """The ``p`` largest eigenpairs of the :class:`~spca_cli.matrix.Gram` operator ``A``.
 
     Parameters
@@ -221,11 +220,6 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     method : {"auto", "dense", "krylov", "arpack"}, default="auto"
         ``"auto"`` is dense LAPACK for n <= ``DENSE_LIMIT``, beyond it the block method for up
         to ``KRYLOV_MAX_PAIRS`` pairs and ARPACK for more.
-    converge : int, optional
-        The block method stops when the leading ``converge`` pairs (default: all ``p``) meet
-        ``tol``; the others come with the residuals they reached, which every bound that uses
-        them adds (a topics run's deflated views: the solver's candidates use the leading d
-        vectors, pair d + 1 only enters bounds, see ``CANDIDATE_TOL``).
 
     Returns
     -------
@@ -264,8 +258,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     # made a 100 x 100 eigh take 0.1 s instead of 1 ms
     with threadpool_limits(1, user_api="blas"):
         vals, vecs, residuals, products, ritz, done, width = _block_krylov(
-            A.matmat, n, p, rng=rng, tol=tol, start=start,
-            converge=p if converge is None else max(1, min(int(converge), p)))
+            A.matmat, n, p, rng=rng, tol=tol, start=start)
     if not done:
         # the last resort (no gap after lambda_p even with the widest block): the library's
         # Lanczos takes over, and the method says so ("krylov+arpack")
@@ -381,7 +374,7 @@ def _orthonormal(W, Q, scale):
     return np.ascontiguousarray(W)
 
 
-def _block_krylov(matmat, n, p, *, rng, tol, start=None, converge=None):
+def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     """Thick-restart block Lanczos with full reorthogonalisation.
 
     The basis Q (n x c, orthonormal) and AQ are kept together, so the Rayleigh-Ritz matrix
@@ -391,13 +384,9 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, converge=None):
     them by A once. When the basis reaches ``_MAX_BLOCKS`` blocks it is cut back to the top 2b
     Ritz vectors (a thick restart, which keeps them exact: A Q y is kept along with Q y).
 
-    The iteration stops when the leading ``converge`` pairs (default p) meet ``tol``; the
-    later ones of the p are improved along the way and returned with their residuals.
-
     Returns (values (p,), vectors (n, p), residual norms (p,), block products, Ritz block
     (n, b) to start the next call from, converged).
     """
-    want = p if converge is None else converge
     # a few more than asked: clusters converge together. A warm start keeps this width even
     # after a call that widened over a cluster: its leading p + 3 Ritz vectors and 3 random
     # columns reach TOPICS_TOL on the clustered 1M generator in 228 column products over four
@@ -448,15 +437,15 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, converge=None):
         V = Q @ Yb
         R = AQ @ Yb - V * theta[:q]
         res = np.linalg.norm(R, axis=0)
-        done = bool(np.all(res[:want] <= tol * scale))
+        done = bool(np.all(res[:p] <= tol * scale))
         if done or products >= _MAX_PRODUCTS:
             break
-        theta_p = theta[min(want, len(theta)) - 1]
+        theta_p = theta[min(p, len(theta)) - 1]
         settled = last_theta_p is not None and abs(theta_p - last_theta_p) <= _SETTLED * scale
         last_theta_p = theta_p
-        history.append(float(np.max(res[:want])))
+        history.append(float(np.max(res[:p])))
         slow = settled and _projected_products(history, tol * scale) > _PATIENCE
-        wide = _cluster_width(theta, want, b, n) if slow else b
+        wide = _cluster_width(theta, p, b, n) if slow else b
         if wide > b:
             # the wanted pairs sit in a cluster: hold all of it in the block from now on
             b = wide
@@ -478,7 +467,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, converge=None):
             T = np.diag(theta[:keep])
         # converged wanted pairs are locked: their residuals would only add noise and width
         live = np.ones(q, dtype=bool)
-        live[:want] = res[:want] > tol * scale
+        live[:p] = res[:p] > tol * scale
         fresh = R[:, live]
         if q < b:  # a block just widened beyond the basis: random columns for the rest
             fresh = np.column_stack([fresh, rng.standard_normal((n, b - q))])

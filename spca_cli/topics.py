@@ -129,11 +129,11 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     eigen_calls = []
     seconds["eigen"] = 0.0
 
-    def eigenpairs(A, p, start=None, tol=TOPICS_TOL, converge=None):
+    def eigenpairs(A, p, start=None, tol=TOPICS_TOL):
         # the accuracy each use needs: spectrum.py's TOPICS_TOL and CANDIDATE_TOL say why
         t = time.perf_counter()
         e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver,
-                           tol=tol, converge=converge)
+                           tol=tol)
         seconds["eigen"] += time.perf_counter() - t
         eigen_calls.append(e)
         return e
@@ -239,10 +239,8 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     for index in range(1, n_components + 1):
         if index > 1:
             # the deflated view's leading eigenvectors are close to the last Ritz block: start
-            # there; the solver needs them only to generate candidates (CANDIDATE_TOL), and
-            # only the leading ``rank`` of them (pair rank + 1 enters bounds, with its residual)
-            eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
-                               converge=rank)
+            # there; the solver needs them only to generate candidates (CANDIDATE_TOL)
+            eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL)
         available = {"eigen": eigen, "rank": rank, "random_state": random_state,
                      "time_limit": time_limit}
         out = None

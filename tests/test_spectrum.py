@@ -146,34 +146,6 @@ def test_few_products_on_a_real_corpus(kos_mtx):
     np.testing.assert_allclose(warm.values, cold.values, rtol=0, atol=1e-8 * warm.values[0])
 
 
-@pytest.mark.parametrize("deflated", [False, True])
-def test_converging_the_leading_pairs_only(kos_mtx, deflated):
-    """``converge=2`` of 3 pairs (a topics run's deflated views): the leading two meet the
-    tolerance, the third comes with its true residual (what every bound that uses it adds),
-    and the call needs no more products than converging all three."""
-    import scipy.io
-
-    gram = Gram.from_documents(sp.csr_array(scipy.io.mmread(str(kos_mtx))))
-    if deflated:
-        first = top_eigenpairs(gram, 3, tol=1e-5)
-        gram = gram.remove(np.argsort(-np.abs(first.vectors[:, 0]))[:10])
-    tol = 1e-3
-    lead = top_eigenpairs(gram, 3, tol=tol, converge=2, method="krylov")
-    every = top_eigenpairs(gram, 3, tol=tol, method="krylov")
-    theta1 = lead.values[0]
-    assert np.all(lead.residuals[:2] <= tol * theta1)
-    if not deflated:
-        assert lead.residuals[2] > tol * theta1  # the third pair really was left as it came
-    assert np.all(every.residuals <= tol * theta1)
-    true = np.linalg.norm(gram.matmat(lead.vectors) - lead.vectors * lead.values, axis=0)
-    np.testing.assert_allclose(lead.residuals, true, rtol=1e-6, atol=1e-9 * theta1)
-    assert lead.products <= every.products
-    exact = _dense_top(gram, 3)[0] if gram.n <= 2000 else top_eigenpairs(gram, 3).values
-    # Ritz values never exceed the eigenvalues, and each is within its residual of one
-    assert np.all(lead.values <= exact * (1 + 1e-12))
-    assert np.all(exact - lead.values <= lead.residuals + 1e-9 * theta1)
-
-
 def test_dense_path_returns_every_pair_of_a_repeated_eigenvalue():
     """LAPACK's subset driver returned 2 of 4 pairs for I + 0.01 J (eigenvalue 1 repeated 29
     times); the dense path falls back to the full decomposition."""
