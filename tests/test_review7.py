@@ -28,3 +28,75 @@ def test_long_pieces_are_not_kept_by_the_piece_cache():
     got = tokenizer.tokenize_chunk(texts)
     assert [t for t in got if t] == [t for t in tokenizer._tokens_by_pattern(texts) if t]
     assert sum(map(len, tokenizer._pieces)) < 1000  # 'delayed', 'flight', 'again', the mark
+
+
+def _noncanonical(S, rng):
+    """S with every entry split in two halves, in shuffled order (repeated, unsorted entries)."""
+    coo = S.tocoo()
+    rows, cols = np.tile(coo.row, 2), np.tile(coo.col, 2)
+    perm = rng.permutation(rows.size)
+    return sp.csr_array((np.tile(coo.data * 0.5, 2)[perm], (rows[perm], cols[perm])),
+                        shape=S.shape)
+
+
+@pytest.mark.parametrize("documents", [0, 1, 2, 7, 50])
+@pytest.mark.parametrize("threads", [1, 2, 3, 64])
+def test_threaded_products_rows_and_cached_submatrices_equal_the_dense_gram(
+        monkeypatch, documents, threads):
+    """Fewer slices than threads, one or zero documents, 1-D and 1-column X, slices of one
+    document (``_PRODUCT_BYTES`` tiny), repeated entries; rows() from 8 words on the parallel
+    kernel; submatrix() from the column cache with repeated, unsorted and empty idx."""
+    rng = np.random.default_rng(documents * 100 + threads)
+    n = 12
+    S = sp.csr_array(sp.random(documents, n, density=0.4, random_state=documents)) * 3.0
+    if S.nnz:
+        S = _noncanonical(S, rng)
+    D = (S.T @ S).toarray()
+    backend = LocalBackend(S=S, threads=threads)
+    for product_bytes in (backend_module._PRODUCT_BYTES, 8):
+        monkeypatch.setattr(backend_module, "_PRODUCT_BYTES", product_bytes)
+        for X in (rng.standard_normal(n), rng.standard_normal((n, 1)), rng.standard_normal((n, 5))):
+            got = backend.matmat(X)
+            assert got.shape == X.shape
+            np.testing.assert_allclose(got, D @ X, atol=1e-12)
+    for idx in (np.arange(n)[::-1], np.array([2, 2, 0, 11, 5, 5, 1, 9, 3]), np.array([4])):
+        np.testing.assert_allclose(backend.rows(idx), D[idx], atol=1e-12)
+    backend.columns(np.arange(n))  # every column cached: submatrix reads them
+    for idx in (np.array([9, 2, 2, 11, 0]), np.arange(n)[::-1], np.array([], dtype=np.int64)):
+        sub = backend.submatrix(idx)
+        assert sub.shape == (idx.size, idx.size) and np.array_equal(sub, sub.T)
+        np.testing.assert_allclose(sub, D[np.ix_(idx, idx)], atol=1e-12)
+
+
+def test_cached_submatrix_of_masked_and_projected_views():
+    """Gram.submatrix applies the mask and projection after the backend's cached read."""
+    S = sp.csr_array(sp.random(40, 12, density=0.3, random_state=3)) * 1.7
+    G = Gram.from_documents(S)
+    G.base_columns(np.arange(12))
+    x = np.zeros(12)
+    x[[1, 4, 7]] = [0.5, -1.0, 2.0]
+    for view in (G.remove(np.array([0, 5])), G.project_out(x), G.remove(np.array([3])).project_out(x)):
+        D = view.to_dense()
+        for idx in (np.array([9, 2, 2, 11, 0]), np.arange(12)[::-1]):
+            np.testing.assert_allclose(view.submatrix(idx), D[np.ix_(idx, idx)], atol=1e-10)
+
+
+@pytest.mark.parametrize("converge", [None, 0, 1, 3, 9])
+@pytest.mark.parametrize("method", ["krylov", "arpack", "dense"])
+def test_converge_keeps_the_leading_pairs_and_reports_true_residuals(converge, method):
+    """converge = 0 counts as 1, beyond p as p; ARPACK and the dense path ignore it. The leading
+    max(1, min(converge, p)) pairs satisfy theta_i + r_i >= lambda_i, and every returned
+    residual is the true ||A v - theta v|| (a repeated top eigenvalue, a rank-2 matrix whose
+    Krylov space is invariant after one product)."""
+    rng = np.random.default_rng(0)
+    n, p = 10, 4
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    V = rng.standard_normal((n, 2))
+    for A in ((Q * np.r_[3.0, 3.0, 3.0, np.ones(n - 3)]) @ Q.T, V @ V.T):
+        lam = np.sort(np.linalg.eigvalsh(A))[::-1]
+        e = top_eigenpairs(Gram.from_dense(A), p, method=method, converge=converge, tol=1e-6)
+        lead = p if converge is None else max(1, min(converge, p))
+        assert e.values.shape == (p,) and e.vectors.shape == (n, p)
+        true = np.linalg.norm(A @ e.vectors - e.vectors * e.values, axis=0)
+        np.testing.assert_allclose(e.residuals, true, atol=1e-9 * lam[0])
+        assert np.all(lam[:lead] <= e.values[:lead] + e.residuals[:lead] + 1e-9 * lam[0])
