@@ -197,11 +197,12 @@ class LocalBackend:
         if self.S is None:
             return self.dense[np.ix_(idx, idx)].copy()
         cache = self._columns
-        if idx.size and all(j in cache for j in idx.tolist()):
+        words = idx.tolist()
+        if words and all(j in cache for j in words):
             # every column already formed (the certificate's exact rows hold the words a
             # solver scores after the first topic): read, not a pass over their documents
             # (1M generated tweets: 15 calls 0.02-0.17 s each -> under a millisecond)
-            sub = np.stack([cache[j][idx] for j in idx.tolist()], axis=1)
+            sub = np.stack([cache[j][idx] for j in words], axis=1)
             return 0.5 * (sub + sub.T)  # (summed in another order than A[b, a]: weighted S)
         from spca_cli.kernels.tpower import gram_submatrix, gram_submatrix_by_documents
 

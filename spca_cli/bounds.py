@@ -347,9 +347,8 @@ class RowModel:
         # the (n, h) columns and their copies never exist at once: _COLUMN_BLOCK at a time,
         # formed on the product threads (the first 256 rows of 1M clustered tweets 2.5 s ->
         # 1.6 s on 2 cores; the process peak 1.27 -> 1.30 GB against one column at a time)
-        block = _COLUMN_BLOCK
-        for lo in range(0, h, block):
-            part = words[in_h[lo:lo + block]]
+        for lo in range(0, h, _COLUMN_BLOCK):
+            part = words[in_h[lo:lo + _COLUMN_BLOCK]]
             rows = np.abs(A.columns(part)[words]).T
             if CT.dtype == np.float32 and not _fits_float32(rows):
                 wide = np.empty(CT.shape)

@@ -149,11 +149,17 @@ class _Pieces(dict):
     """
 
     def __init__(self, findall, forms, min_length, limit=PIECE_CACHE_MAX):
-        super().__init__({_MARK: (SEPARATOR,)})
+        super().__init__()
         self.findall = findall
         self.forms = forms
         self.min_length = min_length
         self.limit = limit
+        self._start()
+
+    def _start(self):
+        """Empty but for the document boundary."""
+        self.clear()
+        self[_MARK] = (SEPARATOR,)
 
     def __missing__(self, piece):
         if piece.isalpha():
@@ -167,8 +173,7 @@ class _Pieces(dict):
         if len(piece) > PIECE_CACHE_LENGTH:
             return kept
         if len(self) >= self.limit:
-            self.clear()
-            self[_MARK] = (SEPARATOR,)
+            self._start()
         self[piece] = kept
         return kept
 
