@@ -33,8 +33,8 @@ of subspace: every dense step (Cholesky QR, pivoted QR, the small symmetric eige
 LAPACK's, and ARPACK and LAPACK are the oracles of the tests.
 
 Clusters of near-equal eigenvalues (many equally strong topics) slow a block that ends inside
-the cluster; the block method then widens the block over the cluster rather than handing over
-to one-vector Lanczos (see ``_CLUSTER_GAP``), and ARPACK is the last resort, reported as
+the cluster; the block method then grows its basis to hold the cluster rather than handing
+over to one-vector Lanczos (see ``_CLUSTER_GAP``), and ARPACK is the last resort, reported as
 ``"krylov+arpack"``. A topics run asks for ``TOPICS_TOL`` on A and ``CANDIDATE_TOL`` on the
 deflated views, the accuracy their uses need.
 
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import warnings
 
@@ -95,7 +96,7 @@ DENSE_MATRIX_LIMIT = 1500
 #:
 #: ``spca info`` and ``spca spectrum`` report eigenvalues themselves and keep the default 1e-8.
 #: On 200,000 tweets with 20 equally strong topics 1e-5 needs 18-34 sparse products per call
-#: where 1e-8 needs 26-76 (without widening; the wide block of a cluster needs fewer).
+#: where 1e-8 needs 26-76 (with a basis of 6 blocks; one grown to hold the cluster needs fewer).
 TOPICS_TOL = 1e-5
 #: The later eigen steps of a topics run (each deflated view) first serve only the solver's
 #: candidates, for which 1e-3 is plenty (a Ritz vector is within r / gap of its eigenvector,
@@ -117,17 +118,19 @@ _EXTRA = 3  # block width beyond the p pairs asked for: clusters of eigenvalues 
 _MAX_BLOCKS = 6  # basis size, in blocks, before a thick restart
 _MAX_PRODUCTS = 45  # block products (90 sparse ones) before the block method hands over to ARPACK
 # A wanted pair converges at a rate set by the gap between theta_p and the first eigenvalue the
-# block does not hold. When the residuals' rate of decrease says the block will not converge
-# within _PATIENCE products, the block is widened to hold every Ritz value within _CLUSTER_GAP
-# (relative) of theta_p plus _EXTRA (a cluster then converges as one invariant subspace), up to
-# _MAX_WIDTH columns (memory: a product makes an n_documents x width array). Widening only on
-# slow progress, not on sight of a cluster: a product costs about width times a one-column one
-# (measured), so on 200,000 clustered tweets a narrow block that needs 34 sparse products was
-# faster than a 27-wide one that needs 22; the wide block is for clusters that would stall.
+# basis does not hold. When the residuals' rate of decrease says the block will not converge
+# within _PATIENCE products, a thick restart keeps twice as many Ritz vectors as there are Ritz
+# values within _CLUSTER_GAP (relative) of theta_p plus _EXTRA, up to _MAX_HOLD (memory: the
+# basis and its image are 2 x 6 x hold vectors of n words), and the basis grows to 6 times that:
+# a cluster then converges as one invariant subspace. The block multiplied stays p + 3 wide:
+# every Ritz residual lies in the one next Krylov block, so more residuals add no direction,
+# and a block made wider with random columns (tried, session 8) cost more than it saved: a
+# product costs about width times a one-column one, and on the clustered 1M generator the first
+# call took 22 products up to 28 wide (8.3 s) instead of 26 of 9 (5.4 s).
 _CLUSTER_GAP = 0.15
-_MAX_WIDTH = 32
+_MAX_HOLD = 32
 _PATIENCE = 16
-_SETTLED = 1e-2  # theta_p must move less than this (relative) in a step before it drives widening
+_SETTLED = 1e-2  # theta_p must move less than this (relative) in a step before it drives growth
 _MIN_NCV = 20  # ARPACK's Lanczos basis size: its default 2p + 1 restarts too often for p <= 6
 
 
@@ -160,8 +163,10 @@ class Eigen:
         deflated view of the same A.
     block_width : int
         The widest block the block method multiplied by A (p + 3; p + 6 for the first product of
-        a warm start; more when it widened over a cluster of eigenvalues); 0 for the dense path
-        and ARPACK alone.
+        a warm start); 0 for the dense path and ARPACK alone.
+    basis_size : int
+        The most vectors the block method's basis held at once: 6 blocks of p + 3, more when it
+        grew to hold a cluster of eigenvalues; 0 for the dense path and ARPACK alone.
     """
 
     values: np.ndarray
@@ -171,6 +176,7 @@ class Eigen:
     method: str = "dense"
     basis: np.ndarray | None = None
     block_width: int = 0
+    basis_size: int = 0
 
     def value(self, i):
         """lambda_{i+1} (0-based i), or 0.0 beyond what was computed and beyond n."""
@@ -257,16 +263,17 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     # thread: two threads gain nothing at this size, and on a busy machine their spin-waits
     # made a 100 x 100 eigh take 0.1 s instead of 1 ms
     with threadpool_limits(1, user_api="blas"):
-        vals, vecs, residuals, products, ritz, done, width = _block_krylov(
-            A.matmat, n, p, rng=rng, tol=tol, start=start)
-    if not done:
-        # the last resort (no gap after lambda_p even with the widest block): the library's
+        run = _block_krylov(A.matmat, n, p, rng=rng, tol=tol, start=start)
+    if not run.converged:
+        # the last resort (no gap after lambda_p even with the largest basis): the library's
         # Lanczos takes over, and the method says so ("krylov+arpack")
         fallback = _arpack(A, p, rng, tol)
-        return dataclasses.replace(fallback, products=products + fallback.products,
-                                   method="krylov+arpack", block_width=width)
-    return Eigen(values=np.maximum(vals, 0.0), vectors=_sign_fix(vecs), residuals=residuals,
-                 products=products, method="krylov", basis=ritz, block_width=width)
+        return dataclasses.replace(fallback, products=run.products + fallback.products,
+                                   method="krylov+arpack", block_width=run.block_width,
+                                   basis_size=run.basis_size)
+    return Eigen(values=np.maximum(run.values, 0.0), vectors=_sign_fix(run.vectors),
+                 residuals=run.residuals, products=run.products, method="krylov",
+                 basis=run.ritz, block_width=run.block_width, basis_size=run.basis_size)
 
 
 def _check_eigen_memory(n, p, dense, documents):
@@ -346,32 +353,70 @@ def _orthonormal(W, Q, scale):
     """Orthonormal columns spanning W minus its part in span(Q) (Q orthonormal, may be None);
     columns that vanish (relative to ``scale``) are dropped.
 
-    Two passes of block Gram-Schmidt against Q, then Cholesky QR twice (CholQR2: a tall thin
-    QR in two small Gram matrices, several times faster than Householder here); a Gram matrix
-    that is not numerically positive definite falls back to LAPACK's pivoted Householder QR.
+    Block Gram-Schmidt against Q, then Cholesky QR twice (CholQR2: a tall thin QR in two small
+    Gram matrices, several times faster than Householder here); a Gram matrix that is not
+    numerically positive definite falls back to LAPACK's pivoted Householder QR.
+
+    Each pass over Q (n x c) costs about as much as the whole small algebra, so passes are
+    spent only where floating point needs them: the projection is repeated only when it
+    removed more than 1 - 1/sqrt(2) of a column's norm (the "twice is enough" criterion of
+    Daniel, Gragg, Kaufman and Stewart: otherwise one pass already leaves the column orthogonal
+    to working precision, as for the residual blocks of Lanczos, orthogonal to Q in exact
+    arithmetic), and the Cholesky steps are projected once more only when the block was
+    ill-conditioned enough to amplify the rounding left in it. Column norms come from the Gram
+    matrix's diagonal and each Cholesky step multiplies by the small inverse factor (one GEMM)
+    instead of a triangular solve over n rows.
     """
-    for _ in range(2):  # twice is enough (Giraud et al. 2005), once is not in floating point
-        if Q is not None and Q.shape[1]:
-            W = W - Q @ (Q.T @ W)
-    norms = np.linalg.norm(W, axis=0)
-    W = W[:, norms > 1e-12 * scale]
+    W = np.array(W, dtype=np.float64, order="F")  # our own copy, updated in place
+    has_q = Q is not None and Q.shape[1] > 0
+    if has_q:
+        before = _column_norms(W)
+        W -= Q @ (Q.T @ W)
+        if np.any(_column_norms(W) < _TWICE * before):
+            W -= Q @ (Q.T @ W)
+    norms = _column_norms(W)
+    keep = norms > 1e-12 * scale
+    if not np.all(keep):
+        W, norms = W[:, keep], norms[keep]
     if W.shape[1] == 0:
-        return W
-    W = W / np.linalg.norm(W, axis=0)
+        return np.ascontiguousarray(W)
     try:
+        first_cond = None
         for _ in range(2):
-            L = np.linalg.cholesky(W.T @ W)
-            W = scipy.linalg.solve_triangular(L, W.T, lower=True, check_finite=False).T
+            inv_norms = 1.0 / norms
+            # the Gram matrix of the unit columns, whose Cholesky factor stays well scaled
+            L = np.linalg.cholesky((W.T @ W) * np.outer(inv_norms, inv_norms))
+            L_inv = scipy.linalg.solve_triangular(L, np.eye(L.shape[0]), lower=True,
+                                                  check_finite=False)
+            W = W @ (inv_norms[:, None] * L_inv.T)
+            first_cond = np.linalg.cond(L) if first_cond is None else first_cond
+            norms = _column_norms(W)
         if np.linalg.cond(L) > 1e4:  # second pass still far from orthonormal
             raise np.linalg.LinAlgError
     except np.linalg.LinAlgError:
-        W, R, _ = scipy.linalg.qr(W, mode="economic", pivoting=True, check_finite=False)
+        W, R, _ = scipy.linalg.qr(W / _column_norms(W), mode="economic", pivoting=True,
+                                  check_finite=False)
         diag = np.abs(np.diag(R))
-        W = W[:, diag > 1e-10 * diag[0]]
-    if Q is not None and Q.shape[1] and W.shape[1]:
-        W = W - Q @ (Q.T @ W)  # the QR can mix rounding back in; once more, then renormalise
-        W /= np.linalg.norm(W, axis=0)
+        W = np.asfortranarray(W[:, diag > 1e-10 * diag[0]])
+        first_cond = np.inf
+    if has_q and W.shape[1] and first_cond > _AMPLIFIED:
+        # the factor's inverse multiplied what rounding left of Q in W by up to its condition
+        # number: project once more, then renormalise
+        W -= Q @ (Q.T @ W)
+        W /= _column_norms(W)
     return np.ascontiguousarray(W)
+
+
+# Daniel-Gragg-Kaufman-Stewart: one projection pass suffices for a column that kept at least
+# this share of its norm
+_TWICE = 1.0 / np.sqrt(2.0)
+# a first Cholesky factor better conditioned than this multiplies the rounding of Q left in the
+# block by at most this much (1e-14 from 1e-16): no further projection
+_AMPLIFIED = 1e2
+
+
+def _column_norms(W):
+    return np.sqrt(np.einsum("ij,ij->j", W, W))
 
 
 def _block_krylov(matmat, n, p, *, rng, tol, start=None):
@@ -382,18 +427,19 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     extra products. Each step adds the orthonormalised residuals of the top b Ritz vectors (in
     exact arithmetic the same span as the next block of the block Krylov space) and multiplies
     them by A once. When the basis reaches ``_MAX_BLOCKS`` blocks it is cut back to the top 2b
-    Ritz vectors (a thick restart, which keeps them exact: A Q y is kept along with Q y).
+    Ritz vectors (a thick restart, which keeps them exact: A Q y is kept along with Q y); over
+    a cluster of eigenvalues that would stall, both numbers grow to hold the cluster.
 
-    Returns (values (p,), vectors (n, p), residual norms (p,), block products, Ritz block
-    (n, b) to start the next call from, converged).
+    Returns a :class:`_KrylovRun`.
     """
-    # a few more than asked: clusters converge together. A warm start keeps this width even
-    # after a call that widened over a cluster: its leading p + 3 Ritz vectors and 3 random
-    # columns reach TOPICS_TOL on the clustered 1M generator in 228 column products over four
-    # deflated views where starting as wide as the old block took 336 (and at CANDIDATE_TOL
-    # 98, where the wide start's first product alone has 31 columns)
+    # a few more than asked: clusters converge together. A warm start takes the leading p + 3
+    # Ritz vectors of the last call and 3 random columns: on the clustered 1M generator they
+    # reached TOPICS_TOL in 228 column products over four deflated views where starting from
+    # 31 old vectors took 336 (and at CANDIDATE_TOL 98, where that first product alone has 31
+    # columns)
     b = min(n, p + _EXTRA)
-    max_cols = _basis_limit(n, b)
+    hold = b  # a thick restart keeps 2 * hold Ritz vectors (more over a cluster)
+    max_cols = _basis_limit(n, hold)
     W = rng.standard_normal((n, b))
     if start is not None and start.shape[1]:
         # the warm block always gets ``_EXTRA`` random columns on top: old Ritz vectors alone
@@ -414,7 +460,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     scale = 0.0
     done = False
     last_theta_p = None
-    widest = 0  # the widest block multiplied (a warm start's first one has 3 random columns more)
+    widest = largest = 0  # the widest block multiplied (a warm start's first one has 3 random columns more)
     history = []  # the worst wanted residual after each product
     while True:
         Z = matmat(W)
@@ -427,6 +473,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         corner = W.T @ Z
         T = np.block([[T, top], [top.T, 0.5 * (corner + corner.T)]])
         c += j
+        largest = max(largest, c)
         Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
         # eigh returns ascending eigenvalues; reverse them to largest first
         theta, Y = scipy.linalg.eigh(T, check_finite=False)
@@ -436,7 +483,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         Yb = np.ascontiguousarray(Y[:, :q])
         V = Q @ Yb
         R = AQ @ Yb - V * theta[:q]
-        res = np.linalg.norm(R, axis=0)
+        res = _column_norms(R)
         done = bool(np.all(res[:p] <= tol * scale))
         if done or products >= _MAX_PRODUCTS:
             break
@@ -445,21 +492,16 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         last_theta_p = theta_p
         history.append(float(np.max(res[:p])))
         slow = settled and _projected_products(history, tol * scale) > _PATIENCE
-        wide = _cluster_width(theta, p, b, n) if slow else b
-        if wide > b:
-            # the wanted pairs sit in a cluster: hold all of it in the block from now on
-            b = wide
-            max_cols = _basis_limit(n, b)
+        wide = _cluster_width(theta, p, hold, n) if slow else hold
+        if wide > hold:
+            # the wanted pairs sit in a cluster: from now on the basis holds all of it
+            hold = wide
+            max_cols = _basis_limit(n, hold)
             if max_cols + b > Qbuf.shape[1]:
                 Qbuf, AQbuf = _grown(Qbuf, c, max_cols + b), _grown(AQbuf, c, max_cols + b)
                 Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
-            q = min(b, len(theta))
-            Yb = np.ascontiguousarray(Y[:, :q])
-            V = Q @ Yb
-            R = AQ @ Yb - V * theta[:q]
-            res = np.linalg.norm(R, axis=0)
         if c + b > max_cols:
-            keep = min(2 * b, len(theta))
+            keep = min(2 * hold, len(theta))
             Yk = np.ascontiguousarray(Y[:, :keep])
             Qbuf[:, :keep], AQbuf[:, :keep] = Q @ Yk, AQ @ Yk
             c = keep
@@ -468,8 +510,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         # converged wanted pairs are locked: their residuals would only add noise and width
         live = np.ones(q, dtype=bool)
         live[:p] = res[:p] > tol * scale
-        fresh = R[:, live]
-        if q < b:  # a block just widened beyond the basis: random columns for the rest
+        # every Ritz residual lies in the span of A times the last block minus its part in the
+        # basis (block Krylov), so j of them span what more would: a wider set only adds
+        # rounding for the QR to sort out
+        fresh = R[:, live][:, :j]
+        if q < b:  # a basis narrower than the block (columns dropped): random ones for the rest
             fresh = np.column_stack([fresh, rng.standard_normal((n, b - q))])
         W = _orthonormal(fresh, Q, scale)
         if W.shape[1] == 0 or c >= n:
@@ -477,7 +522,20 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
             # residuals, which are reported whatever they are
             done = True
             break
-    return theta[:p], np.ascontiguousarray(V[:, :p]), res[:p], products, V, done, widest
+    return _KrylovRun(values=theta[:p], vectors=np.ascontiguousarray(V[:, :p]),
+                      residuals=res[:p], products=products, ritz=V, converged=done,
+                      block_width=widest, basis_size=largest)
+
+
+class _KrylovRun(NamedTuple):
+    values: np.ndarray  # (p,) Ritz values, largest first
+    vectors: np.ndarray  # (n, p) their Ritz vectors
+    residuals: np.ndarray  # (p,) ||A v - theta v||
+    products: int  # block products with A
+    ritz: np.ndarray  # (n, b) the leading Ritz block, to start the next call from
+    converged: bool
+    block_width: int  # the widest block multiplied
+    basis_size: int  # the most basis vectors held at once
 
 
 def _basis_limit(n, b):
@@ -506,16 +564,16 @@ def _projected_products(history, target, steps=3):
 
 
 def _cluster_width(theta, p, b, n):
-    """The block width that holds every Ritz value within ``_CLUSTER_GAP`` of theta_p, plus
-    ``_EXTRA`` (never less than ``b``, at most ``_MAX_WIDTH`` and n).
+    """How many Ritz vectors hold every Ritz value within ``_CLUSTER_GAP`` of theta_p, plus
+    ``_EXTRA`` (never less than ``b``, at most ``_MAX_HOLD`` and n).
 
-    When the whole basis lies within the gap the cluster's end is not in sight yet: the block
-    then grows to the basis size plus ``_EXTRA`` and is judged again after the next product.
+    When the whole basis lies within the gap the cluster's end is not in sight yet: the count
+    is then the basis size plus ``_EXTRA``, judged again after the next product.
     """
     if len(theta) < p or theta[p - 1] <= 0:
         return b
     inside = int(np.count_nonzero(theta >= (1.0 - _CLUSTER_GAP) * theta[p - 1]))
-    return int(min(n, _MAX_WIDTH, max(b, inside + _EXTRA)))
+    return int(min(n, _MAX_HOLD, max(b, inside + _EXTRA)))
 
 
 def low_rank_factor(eigen, d):

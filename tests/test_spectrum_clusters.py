@@ -37,7 +37,7 @@ def _lapack(A, p):
     return vals[::-1][:p], vecs[:, ::-1][:, :p]
 
 
-def test_a_cluster_is_covered_by_a_wider_block_within_100_sparse_products():
+def test_a_cluster_is_held_by_a_larger_basis_within_100_sparse_products():
     gram = _clustered_documents()
     first = top_eigenpairs(gram, 6, tol=1e-8)
     view = gram.remove(np.arange(11))  # the head word and the first topic are used
@@ -47,19 +47,21 @@ def test_a_cluster_is_covered_by_a_wider_block_within_100_sparse_products():
         eigen = top_eigenpairs(view, 3, tol=1e-8, start=start)
         assert eigen.method == "krylov"
         assert eigen.sparse_products <= 100, eigen.sparse_products
-        assert eigen.block_width > 3 + spectrum._EXTRA  # it widened over the cluster
+        # the basis grew beyond 6 blocks to hold the cluster; the block multiplied did not
+        assert eigen.basis_size > spectrum._MAX_BLOCKS * (3 + spectrum._EXTRA)
+        assert eigen.block_width <= 3 + 2 * spectrum._EXTRA  # a warm start's 3 random columns
         assert np.all(eigen.residuals <= 1e-8 * eigen.values[0])
         np.testing.assert_allclose(eigen.values, vals[:3], rtol=0, atol=1e-8 * vals[0])
 
 
-def test_without_widening_the_cluster_costs_more_products(monkeypatch):
+def test_without_growing_the_basis_the_cluster_costs_more_products(monkeypatch):
     gram = _clustered_documents()
     view = gram.remove(np.arange(11))
-    wide = top_eigenpairs(view, 3, tol=1e-8)
-    monkeypatch.setattr(spectrum, "_MAX_WIDTH", 3 + spectrum._EXTRA)
-    narrow = top_eigenpairs(view, 3, tol=1e-8)
-    assert narrow.block_width == 3 + spectrum._EXTRA
-    assert narrow.products > wide.products
+    grown = top_eigenpairs(view, 3, tol=1e-8)
+    monkeypatch.setattr(spectrum, "_MAX_HOLD", 3 + spectrum._EXTRA)
+    fixed = top_eigenpairs(view, 3, tol=1e-8)
+    assert fixed.basis_size == spectrum._MAX_BLOCKS * (3 + spectrum._EXTRA)
+    assert fixed.products > grown.products
 
 
 def test_arpack_is_the_last_resort_and_says_so(monkeypatch):
