@@ -62,6 +62,17 @@ def _kernel_arrays(M):
     return view(M.indptr), view(M.indices), M.data
 
 
+def stacked_columns(columns, n):
+    """The length-n ``columns`` side by side, shape (n, len(columns)), in Fortran order: each
+    column is one contiguous copy (``np.column_stack`` writes C order, every column strided
+    across all rows: 64 cached columns of 50,000 words 52 -> 9 ms), and the transpose, the rows
+    the certificate keeps, is then C-contiguous without a copy."""
+    out = np.empty((n, len(columns)), order="F")
+    for t, column in enumerate(columns):
+        out[:, t] = column
+    return out
+
+
 class LocalBackend:
     """A = S^T S (``S`` sparse, documents x words) or a dense PSD ``A``, in this process.
 
@@ -229,12 +240,10 @@ class LocalBackend:
             room = _COLUMN_CACHE_BYTES // (8 * self.n) - len(cache)
             if room < missing.size:
                 fresh = dict(zip(missing.tolist(), block))
-                return np.column_stack([cache[j] if j in cache else fresh[j]
-                                        for j in idx.tolist()])
+                return stacked_columns([cache[j] if j in cache else fresh[j]
+                                        for j in idx.tolist()], self.n)
             cache.update(zip(missing.tolist(), block))
-        if idx.size == 0:
-            return np.zeros((self.n, 0))
-        return np.column_stack([cache[j] for j in idx.tolist()])
+        return stacked_columns([cache[j] for j in idx.tolist()], self.n)
 
     def rows(self, idx):
         """A[idx, :] of A = S^T S (the columns, transposed), shape (len(idx), n), not cached:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from spca_cli.backend import LocalBackend
+from spca_cli.backend import LocalBackend, stacked_columns
 from spca_cli.distributed import gather
 
 __all__ = ["DaskBackend", "Shard", "make_shards"]
@@ -150,11 +150,9 @@ class DaskBackend:
                 cache.update(fresh)
                 fresh = {}
             if fresh:
-                return np.column_stack([cache[j] if j in cache else fresh[j]
-                                        for j in idx.tolist()])
-        if idx.size == 0:
-            return np.zeros((self.n, 0))
-        return np.column_stack([cache[j] for j in idx.tolist()])
+                return stacked_columns([cache[j] if j in cache else fresh[j]
+                                        for j in idx.tolist()], self.n)
+        return stacked_columns([cache[j] for j in idx.tolist()], self.n)
 
     def _read_ahead(self, missing, room):
         """Words whose columns to fetch along with ``missing``: the certificate asks for the
