@@ -15,6 +15,9 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from spca_cli.errors import SpcaParameterError
 from spca_cli.matrix import Gram
@@ -300,3 +303,12 @@ def test_registered_and_documented():
     module = importlib.import_module("spca_cli.solvers.spannogram")
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+@given(hnp.arrays(np.int64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=40),
+                  elements=st.integers(-3, 3)))
+def test_row_classes_number_rows_as_np_unique(keys):
+    from spca_cli.solvers.spannogram import _row_classes
+
+    expected = np.unique(keys, axis=0, return_inverse=True)[1].ravel()
+    np.testing.assert_array_equal(_row_classes(keys), expected)
