@@ -498,7 +498,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
             hold = wide
             max_cols = _basis_limit(n, hold)
             if max_cols + b > Qbuf.shape[1]:
-                Qbuf, AQbuf = _grown(Qbuf, c, max_cols + b), _grown(AQbuf, c, max_cols + b)
+                # at least half as wide again: a cluster's count grows a little at a time, and
+                # each growth copies the basis (14 copies in one clustered 1M-tweet call)
+                room = min(max(max_cols + b, (3 * Qbuf.shape[1]) // 2),
+                           _basis_limit(n, min(n, _MAX_HOLD)) + b)
+                Qbuf, AQbuf = _grown(Qbuf, c, room), _grown(AQbuf, c, room)
                 Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
         if c + b > max_cols:
             keep = min(2 * hold, len(theta))
