@@ -104,3 +104,64 @@ def test_airline_tweets_give_the_same_tokens(airline_csv):
     for stopwords in ("english", "english-2013", "none"):
         tokenizer = Tokenizer(3, stopwords, (1, 2))
         assert kept(tokenizer.tokenize_chunk(texts)) == kept(by_pattern(tokenizer, texts))
+
+
+def _same_parts(a, b):
+    for x, y in zip(a.part(), b.part()):
+        if isinstance(x, int):
+            assert x == y
+        else:
+            assert x.dtype == y.dtype and x.tolist() == y.tolist()
+
+
+@pytest.mark.parametrize("stopwords", ["none", "english"])
+@EXAMPLES
+@given(chunks=st.lists(CHUNKS, min_size=2, max_size=4))
+def test_counting_by_piece_ids_gives_the_counts_of_the_tokens(stopwords, chunks):
+    """``count_chunk`` (after the first chunk, ids cached per piece, with a cache small enough to
+    start again) builds the same words, ids and counts as ``add`` of ``tokenize_chunk``."""
+    from spca_cli.corpus.tokenize import VocabularyBuilder
+
+    tokenizer = Tokenizer(3, stopwords)
+    by_ids, by_tokens = VocabularyBuilder(), VocabularyBuilder()
+    for texts in chunks:
+        tokenizer.count_chunk(texts, by_ids)
+        if by_ids._piece_ids is not None:
+            by_ids._piece_ids.limit = 5
+        by_tokens.add(tokenizer.tokenize_chunk(texts), len(texts))
+    _same_parts(by_ids, by_tokens)
+
+
+def test_airline_counts_by_piece_ids(airline_csv):
+    from spca_cli.corpus.tokenize import VocabularyBuilder
+
+    with open(airline_csv, newline="", encoding="utf-8") as f:
+        texts = [row["text"] for row in csv.DictReader(f)]
+    for stopwords, ngrams in (("english", (1, 1)), ("none", (1, 1)), ("english", (1, 2))):
+        tokenizer = Tokenizer(3, stopwords, ngrams)
+        by_ids, by_tokens = VocabularyBuilder(), VocabularyBuilder()
+        for lo in range(0, len(texts), 4000):  # chunks as the reader makes them
+            tokenizer.count_chunk(texts[lo:lo + 4000], by_ids)
+            by_tokens.add(tokenizer.tokenize_chunk(texts[lo:lo + 4000]), len(texts[lo:lo + 4000]))
+        assert (by_ids._piece_ids is None) == (ngrams != (1, 1))  # n-grams take the tokens
+        _same_parts(by_ids, by_tokens)
+    words, *_ = by_tokens.part()
+    assert "flight" in words.tolist() and "cancelled flightled" in words.tolist()
+
+
+def test_piece_ids_do_not_keep_long_pieces():
+    """As the token cache: a piece over PIECE_CACHE_LENGTH characters is counted, not kept."""
+    from spca_cli.corpus.tokenize import PIECE_CACHE_LENGTH, VocabularyBuilder
+
+    blob = "-".join(["alpha", "beta"] * PIECE_CACHE_LENGTH)  # one piece, tokens alpha and beta
+    texts = ["first chunk words", f"gamma {blob} gamma", f"{blob} delta"]
+    tokenizer = Tokenizer(3)
+    by_ids, by_tokens = VocabularyBuilder(), VocabularyBuilder()
+    for chunk in (texts[:1], texts[1:]):
+        tokenizer.count_chunk(chunk, by_ids)
+        by_tokens.add(tokenizer.tokenize_chunk(chunk), len(chunk))
+    assert by_ids._piece_ids is not None and blob.lower() not in by_ids._piece_ids
+    assert "gamma" in by_ids._piece_ids
+    _same_parts(by_ids, by_tokens)
+    words, *_ = by_ids.part()
+    assert {"alpha", "beta", "gamma", "delta"} <= set(words.tolist())

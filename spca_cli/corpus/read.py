@@ -390,7 +390,7 @@ def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents):
                 texts = list(compress(texts, keep))
                 ids = None if ids is None else list(compress(ids, keep))
                 epoch, offset = epoch[keep], offset[keep]
-        builder.add(analyzer.tokenize_chunk(texts), len(texts))
+        analyzer.count_chunk(texts, builder)
         # a text line's end is not part of its text (the tokenizer saw it as whitespace)
         documents.append((Strings(list(map(str.rstrip, texts, repeat("\r\n")))),
                           None if ids is None else Strings(ids)))
