@@ -223,6 +223,28 @@ class Gram:
             return np.ones(self.n, dtype=bool)
         return self.mask > 0
 
+    def carried(self, source, V, AV):
+        """``(M V, A' M V)`` for this view from vectors ``V`` (n x c) of the view ``source`` and
+        their images ``AV`` = A_source V, when this view is ``source`` with more words removed
+        (``remove`` deflation, no projection); None otherwise.
+
+        With M and M_s the two masks (M <= M_s) and D = M_s - M the words removed since,
+        A' M V = M A M V = M A M_s V - M A D V = M (A_s V) - M A[:, D] V[D, :], as M A M_s
+        = M M_s A M_s: the images cost the base columns of the few words removed (cached for
+        the certificate) and no product with S.
+        """
+        if source.backend is not self.backend or self.X is not None or source.X is not None:
+            return None
+        now, before = self.active(), source.active()
+        if np.any(now & ~before):
+            return None
+        removed = np.flatnonzero(before & ~now)
+        images = AV - self.base_columns(removed) @ V[removed] if removed.size else AV.copy()
+        if self.mask is not None:
+            images *= self.mask[:, None]
+            return V * self.mask[:, None], images
+        return V.copy(), images
+
     def remove(self, indices):
         """A' = M A M with the words ``indices`` masked out as well (disjoint supports)."""
         mask = np.ones(self.n) if self.mask is None else self.mask.copy()

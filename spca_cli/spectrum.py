@@ -12,7 +12,12 @@ Three paths, chosen by ``method``:
   tweets and of the NYTimes shape, 9-10 block products reach residuals of 1e-8 lambda_1 from a
   random start, and a call on a deflated view (the next component) that starts from the
   previous call's Ritz block (``start=eigen.basis``) needs 4-7 (1-4 at ``CANDIDATE_TOL``, the
-  accuracy a topics run asks of those calls). ``"auto"`` takes it for up to
+  accuracy a topics run asks of those calls). On a ``remove`` view the previous call's
+  leading Ritz vectors carry over with their images (``previous=``, no product: see
+  :meth:`~spca_cli.matrix.Gram.carried`), and one product (their residuals and 3 random
+  columns) often ends the call: the later calls of a topics run on 1M generated tweets took
+  [2, 2, 2, 2] sparse products instead of [6, 2, 2, 4], on the clustered generator [4, 6, 2, 2]
+  instead of [6, 8, 16, 8], with the same topics and certified ratios. ``"auto"`` takes it for up to
   ``KRYLOV_MAX_PAIRS`` pairs, as every ``spca topics`` run with up to 11 topics and rank up to
   11 asks.
 * ``"arpack"``: SciPy's ``eigsh`` (ARPACK, implicitly restarted Lanczos with one vector).
@@ -167,6 +172,9 @@ class Eigen:
     basis_size : int
         The most vectors the block method's basis held at once: 6 blocks of p + 3, more when it
         grew to hold a cluster of eigenvalues; 0 for the dense path and ARPACK alone.
+    carry : (ndarray, ndarray) or None
+        The block method's leading Ritz vectors (n x c) and their images under A, for the next
+        call on a view with more words removed (``previous`` of :func:`top_eigenpairs`).
     """
 
     values: np.ndarray
@@ -177,6 +185,7 @@ class Eigen:
     basis: np.ndarray | None = None
     block_width: int = 0
     basis_size: int = 0
+    carry: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def value(self, i):
         """lambda_{i+1} (0-based i), or 0.0 beyond what was computed and beyond n."""
@@ -204,7 +213,7 @@ def _sign_fix(vectors):
     return vectors * signs
 
 
-def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto"):
+def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto", previous=None):
     """The ``p`` largest eigenpairs of the :class:`~spca_cli.matrix.Gram` operator ``A``.
 
     Parameters
@@ -226,6 +235,12 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     method : {"auto", "dense", "krylov", "arpack"}, default="auto"
         ``"auto"`` is dense LAPACK for n <= ``DENSE_LIMIT``, beyond it the block method for up
         to ``KRYLOV_MAX_PAIRS`` pairs and ARPACK for more.
+    previous : (Gram, Eigen), optional
+        The view this one was made from by removing words, and the block method's result on
+        it: its leading Ritz vectors and their images carry over (:meth:`Gram.carried`), so
+        the block method starts from them with no product (the first product still holds
+        random columns). Without a carry (another path, or a projection view) ``start`` is
+        used instead.
 
     Returns
     -------
@@ -253,6 +268,9 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     rng = random_state_of(random_state)
     if method == "arpack" or (method == "auto" and p > KRYLOV_MAX_PAIRS):
         return _arpack(A, p, rng, tol)
+    basis = None
+    if previous is not None and previous[1].carry is not None:
+        basis = A.carried(previous[0], *previous[1].carry)
     if start is not None:
         start = np.asarray(start, dtype=np.float64)
         if start.ndim != 2 or start.shape[0] != n:
@@ -263,7 +281,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
     # thread: two threads gain nothing at this size, and on a busy machine their spin-waits
     # made a 100 x 100 eigh take 0.1 s instead of 1 ms
     with threadpool_limits(1, user_api="blas"):
-        run = _block_krylov(A.matmat, n, p, rng=rng, tol=tol, start=start)
+        run = _block_krylov(A.matmat, n, p, rng=rng, tol=tol, start=start, basis=basis)
     if not run.converged:
         # the last resort (no gap after lambda_p even with the largest basis): the library's
         # Lanczos takes over, and the method says so ("krylov+arpack")
@@ -273,7 +291,8 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto")
                                    basis_size=run.basis_size)
     return Eigen(values=np.maximum(run.values, 0.0), vectors=_sign_fix(run.vectors),
                  residuals=run.residuals, products=run.products, method="krylov",
-                 basis=run.ritz, block_width=run.block_width, basis_size=run.basis_size)
+                 basis=run.ritz, block_width=run.block_width, basis_size=run.basis_size,
+                 carry=run.carry)
 
 
 def _check_eigen_memory(n, p, dense, documents):
@@ -415,11 +434,27 @@ _TWICE = 1.0 / np.sqrt(2.0)
 _AMPLIFIED = 1e2
 
 
+def _orthonormal_pair(B, AB):
+    """Orthonormal columns spanning ``B`` and their images, given AB: both multiplied by the
+    same small transform (the Gram matrix's inverse square root on its numerically nonzero
+    part, then one Cholesky QR pass), so no product is needed."""
+    gram = B.T @ B
+    s, U = np.linalg.eigh(0.5 * (gram + gram.T))
+    if s.size == 0 or s[-1] <= 0:
+        return B[:, :0], AB[:, :0]
+    keep = s > 1e-10 * s[-1]
+    G = U[:, keep] / np.sqrt(s[keep])
+    B, AB = B @ G, AB @ G
+    L = np.linalg.cholesky(B.T @ B)
+    G = scipy.linalg.solve_triangular(L, np.eye(L.shape[0]), lower=True, check_finite=False).T
+    return B @ G, AB @ G
+
+
 def _column_norms(W):
     return np.sqrt(np.einsum("ij,ij->j", W, W))
 
 
-def _block_krylov(matmat, n, p, *, rng, tol, start=None):
+def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None):
     """Thick-restart block Lanczos with full reorthogonalisation.
 
     The basis Q (n x c, orthonormal) and AQ are kept together, so the Rayleigh-Ritz matrix
@@ -430,6 +465,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     Ritz vectors (a thick restart, which keeps them exact: A Q y is kept along with Q y); over
     a cluster of eigenvalues that would stall, both numbers grow to hold the cluster.
 
+    ``basis``, vectors and their images under A carried from the last call
+    (:meth:`~spca_cli.matrix.Gram.carried`), starts the basis with no product; the first
+    block is then their leading residuals and ``_EXTRA`` random columns, and the call ends
+    only after that product (the random columns reach every eigenvector, see below).
+
     Returns a :class:`_KrylovRun`.
     """
     # a few more than asked: clusters converge together. A warm start takes the leading p + 3
@@ -439,16 +479,25 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     # columns)
     b = min(n, p + _EXTRA)
     hold = b  # a thick restart keeps 2 * hold Ritz vectors (more over a cluster)
+    if basis is not None:
+        basis = _orthonormal_pair(*basis)
+        if basis[0].shape[1] == 0:
+            basis = None
+        else:
+            hold = max(hold, -(-basis[0].shape[1] // 2))
     max_cols = _basis_limit(n, hold)
     W = rng.standard_normal((n, b))
-    if start is not None and start.shape[1]:
+    if basis is not None:
+        W = None  # the carried basis is the first "block"
+    elif start is not None and start.shape[1]:
         # the warm block always gets ``_EXTRA`` random columns on top: old Ritz vectors alone
         # can be (numerically) orthogonal to an eigenvector of the deflated view, which the
         # Krylov space then never finds while the others' residuals look converged (seen on
         # two disjoint vocabularies); random columns reach every eigenvector.
         warm = start[:, :b]
         W = np.column_stack([warm, W[:, :max(_EXTRA, b - warm.shape[1])]])
-    W = _orthonormal(W, None, 1.0)
+    if W is not None:
+        W = _orthonormal(W, None, 1.0)
     # the basis and its image live in preallocated Fortran-order buffers: the first c columns
     # are then one contiguous block for BLAS, and growing the basis copies nothing
     width = max_cols + b
@@ -456,6 +505,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     AQbuf = np.empty((n, width), order="F")
     c = 0
     T = np.empty((0, 0))
+    if basis is not None:
+        c = basis[0].shape[1]
+        Qbuf[:, :c], AQbuf[:, :c] = basis
+        T = basis[0].T @ basis[1]
+        T = 0.5 * (T + T.T)
     products = 0
     scale = 0.0
     done = False
@@ -463,16 +517,17 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
     widest = largest = 0  # the widest block multiplied (a warm start's first one has 3 random columns more)
     history = []  # the worst wanted residual after each product
     while True:
-        Z = matmat(W)
-        products += 1
-        j = W.shape[1]
-        widest = max(widest, j)
-        Qbuf[:, c:c + j] = W
-        AQbuf[:, c:c + j] = Z
-        top = Qbuf[:, :c].T @ Z  # (c, j) new columns of T
-        corner = W.T @ Z
-        T = np.block([[T, top], [top.T, 0.5 * (corner + corner.T)]])
-        c += j
+        if W is not None:
+            Z = matmat(W)
+            products += 1
+            j = W.shape[1]
+            widest = max(widest, j)
+            Qbuf[:, c:c + j] = W
+            AQbuf[:, c:c + j] = Z
+            top = Qbuf[:, :c].T @ Z  # (c, j) new columns of T
+            corner = W.T @ Z
+            T = np.block([[T, top], [top.T, 0.5 * (corner + corner.T)]])
+            c += j
         largest = max(largest, c)
         Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
         # eigh returns ascending eigenvalues; reverse them to largest first
@@ -484,7 +539,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         V = Q @ Yb
         R = AQ @ Yb - V * theta[:q]
         res = _column_norms(R)
-        done = bool(np.all(res[:p] <= tol * scale))
+        done = products > 0 and bool(np.all(res[:p] <= tol * scale))
         if done or products >= _MAX_PRODUCTS:
             break
         theta_p = theta[min(p, len(theta)) - 1]
@@ -517,7 +572,13 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
         # every Ritz residual lies in the span of A times the last block minus its part in the
         # basis (block Krylov), so j of them span what more would: a wider set only adds
         # rounding for the QR to sort out
-        fresh = R[:, live][:, :j]
+        if W is None:
+            # a carried basis: its residuals span no single block; the leading ones, and random
+            # columns as in a warm start
+            fresh = np.column_stack([R[:, live], rng.standard_normal((n, _EXTRA))])
+            j = fresh.shape[1]
+        else:
+            fresh = R[:, live][:, :j]
         if q < b:  # a basis narrower than the block (columns dropped): random ones for the rest
             fresh = np.column_stack([fresh, rng.standard_normal((n, b - q))])
         W = _orthonormal(fresh, Q, scale)
@@ -526,9 +587,12 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None):
             # residuals, which are reported whatever they are
             done = True
             break
+    # the leading 2b Ritz vectors and their images, for a next call on fewer words
+    Yc = np.ascontiguousarray(Y[:, :min(2 * b, len(theta))])
+    carry = (Q @ Yc, AQ @ Yc)
     return _KrylovRun(values=theta[:p], vectors=np.ascontiguousarray(V[:, :p]),
                       residuals=res[:p], products=products, ritz=V, converged=done,
-                      block_width=widest, basis_size=largest)
+                      block_width=widest, basis_size=largest, carry=carry)
 
 
 class _KrylovRun(NamedTuple):
@@ -540,6 +604,7 @@ class _KrylovRun(NamedTuple):
     converged: bool
     block_width: int  # the widest block multiplied
     basis_size: int  # the most basis vectors held at once
+    carry: tuple  # (leading Ritz vectors, their images) for the next call
 
 
 def _basis_limit(n, b):

@@ -129,11 +129,11 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     eigen_calls = []
     seconds["eigen"] = 0.0
 
-    def eigenpairs(A, p, start=None, tol=TOPICS_TOL):
+    def eigenpairs(A, p, start=None, tol=TOPICS_TOL, previous=None):
         # the accuracy each use needs: spectrum.py's TOPICS_TOL and CANDIDATE_TOL say why
         t = time.perf_counter()
         e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver,
-                           tol=tol)
+                           tol=tol, previous=previous)
         seconds["eigen"] += time.perf_counter() - t
         eigen_calls.append(e)
         return e
@@ -231,6 +231,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     supports are disjoint)."""
     spec = REGISTRY[solver]
     A, eigen = A0, eigen0
+    source = None  # the view A was made from (remove deflation: its Ritz vectors carry over)
     found = []
     disjoint = deflation == "remove"
     seconds["bounds"] = 0.0
@@ -240,7 +241,8 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         if index > 1:
             # the deflated view's leading eigenvectors are close to the last Ritz block: start
             # there; the solver needs them only to generate candidates (CANDIDATE_TOL)
-            eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL)
+            eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
+                               previous=(source, eigen))
         available = {"eigen": eigen, "rank": rank, "random_state": random_state,
                      "time_limit": time_limit}
         out = None
@@ -267,7 +269,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
             # use eigenvalues could become the tightest with accurate pairs, so the pairs are
             # refined and the solver (whose own bound uses them) runs again on them
-            eigen = eigenpairs(A, n_pairs, start=eigen.basis)
+            eigen = eigenpairs(A, n_pairs, start=eigen.basis, previous=(A, eigen))
             if not out.time_limited:  # (a time-limited solver is not given its time twice)
                 again = _solve(spec, A, k, {**available, "eigen": eigen}, certificate,
                                solver_options, seconds)
@@ -279,6 +281,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         found.append((out, bound_list))
         logger.info("component %d: %s", index, " ".join(str(labels[i]) for i in out.indices))
         if index < n_components:
+            source = A
             if deflation == "remove":
                 A = A.remove(out.indices)
             else:

@@ -1,0 +1,116 @@
+"""Ritz vectors carried from one remove-deflated view to the next (``previous=`` of
+``top_eigenpairs``, ``Gram.carried``): the same eigenpairs as a fresh call, honest residuals,
+and never an eigenvector missed because the carried vectors do not reach it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spca_cli.matrix import Gram
+from spca_cli.spectrum import CANDIDATE_TOL, top_eigenpairs
+
+
+def _lapack(A, p):
+    vals = np.linalg.eigvalsh(A.to_dense())
+    return vals[::-1][:p]
+
+
+def _true_residuals(A, eigen):
+    V = eigen.vectors
+    return np.linalg.norm(A.matmat(V) - V * eigen.values, axis=0)
+
+
+def _clustered(seed=0, topics=12, words=600, documents=4000):
+    rng = np.random.RandomState(seed)
+    rows, cols = [], []
+    for d in range(documents):
+        t = rng.randint(topics)
+        group = 1 + 10 * t + np.flatnonzero(rng.rand(10) < 0.8)
+        noise = rng.randint(1 + 10 * topics, words, size=4)
+        chosen = np.unique(np.r_[0, group, noise])
+        rows.append(np.full(chosen.size, d))
+        cols.append(chosen)
+    S = sp.csr_array((np.ones(sum(map(len, cols))), (np.concatenate(rows), np.concatenate(cols))),
+                     shape=(documents, words))
+    return Gram.from_documents(S)
+
+
+@pytest.mark.parametrize("tol", [1e-8, CANDIDATE_TOL])
+def test_a_carried_basis_gives_the_eigenpairs_of_the_next_view(tol):
+    A = _clustered()
+    first = top_eigenpairs(A, 6, tol=1e-5, method="krylov")
+    assert first.carry is not None and first.carry[0].shape[1] == 2 * (6 + 3)
+    view = A
+    for removed in (np.arange(0, 11), np.arange(11, 21), np.arange(21, 31)):
+        nxt = view.remove(removed)
+        eigen = top_eigenpairs(nxt, 3, tol=tol, method="krylov", start=first.basis,
+                               previous=(view, first))
+        assert eigen.products >= 1  # the random columns are always multiplied once
+        truth = _lapack(nxt, 3)
+        lam1 = eigen.values[0]
+        # the residuals reported are the true ones (the images were never multiplied again)
+        np.testing.assert_allclose(eigen.residuals, _true_residuals(nxt, eigen),
+                                   rtol=0, atol=1e-10 * lam1)
+        assert np.all(eigen.residuals <= tol * lam1)
+        # every eigenvalue bound adds the residual to the Ritz value
+        assert np.all(eigen.values + eigen.residuals >= truth - 1e-9 * lam1)
+        assert np.all(np.abs(eigen.values - truth) <= eigen.residuals + 1e-9 * lam1)
+        view, first = nxt, eigen
+
+
+def test_the_carried_basis_saves_products_on_a_cluster():
+    A = _clustered()
+    first = top_eigenpairs(A, 6, tol=1e-5, method="krylov")
+    nxt = A.remove(np.arange(0, 11))
+    warm = top_eigenpairs(nxt, 3, tol=CANDIDATE_TOL, method="krylov", start=first.basis)
+    carried = top_eigenpairs(nxt, 3, tol=CANDIDATE_TOL, method="krylov", start=first.basis,
+                             previous=(A, first))
+    assert carried.products < warm.products
+    np.testing.assert_allclose(carried.values, warm.values,
+                               atol=CANDIDATE_TOL * warm.values[0] * 3)
+
+
+def test_a_vocabulary_the_carried_vectors_never_touched_is_still_found():
+    # two disjoint vocabularies: every carried vector lives in the first; removing its strong
+    # words makes the second hold the top eigenvalue, which only the random columns reach
+    rng = np.random.RandomState(1)
+    blocks = []
+    for strength, words in ((3.0, 40), (2.0, 40)):
+        M = rng.rand(300, words) < 0.15
+        blocks.append(M * strength)
+    S = sp.csr_array(sp.block_diag([sp.csr_array(blocks[0]), sp.csr_array(blocks[1])]))
+    A = Gram.from_documents(S)
+    first = top_eigenpairs(A, 3, tol=1e-8, method="krylov")
+    # carried: eigenvectors of the first vocabulary alone, exactly nothing of the second
+    _, vecs = np.linalg.eigh(A.to_dense()[:40, :40])
+    V = np.zeros((A.n, 12))
+    V[:40] = vecs[:, ::-1][:, :12]
+    first = dataclasses.replace(first, carry=(V, A.matmat(V)))
+    assert np.argmax(np.abs(first.vectors[:, 0])) < 40  # the first vocabulary leads
+    nxt = A.remove(np.arange(0, 38))  # all but two words of the first vocabulary
+    assert nxt.carried(A, *first.carry)[0].any()  # the carried vectors keep those two
+    # now the second vocabulary leads, far above what is left of the first
+    assert _lapack(nxt, 1)[0] > 2 * _lapack(nxt.remove(np.arange(40, 80)), 1)[0]
+    eigen = top_eigenpairs(nxt, 3, tol=1e-8, method="krylov", start=first.basis,
+                           previous=(A, first))
+    np.testing.assert_allclose(eigen.values, _lapack(nxt, 3), rtol=1e-8)
+
+
+def test_no_carry_across_a_projection_or_a_different_matrix():
+    A = _clustered()
+    first = top_eigenpairs(A, 4, tol=1e-6, method="krylov")
+    x = np.zeros(A.n)
+    x[:10] = 1.0
+    assert A.project_out(x).carried(A, *first.carry) is None
+    assert _clustered(seed=3).carried(A, *first.carry) is None
+    assert A.carried(A.remove([5]), *first.carry) is None  # words came back: not a removal
+    V, AV = A.remove([5]).carried(A, *first.carry)
+    assert np.all(V[5] == 0) and np.all(AV[5] == 0)
+    # and a view made by projection still takes the warm start
+    eigen = top_eigenpairs(A.project_out(x), 3, tol=1e-8, method="krylov", start=first.basis,
+                           previous=(A, first))
+    np.testing.assert_allclose(eigen.values, _lapack(A.project_out(x), 3), rtol=1e-8)
