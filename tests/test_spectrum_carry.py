@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from spca_cli.matrix import Gram
 from spca_cli.spectrum import CANDIDATE_TOL, top_eigenpairs
+from test_spectrum_clusters import _clustered_documents
 
 
 def _lapack(A, p):
@@ -24,19 +25,8 @@ def _true_residuals(A, eigen):
     return np.linalg.norm(A.matmat(V) - V * eigen.values, axis=0)
 
 
-def _clustered(seed=0, topics=12, words=600, documents=4000):
-    rng = np.random.RandomState(seed)
-    rows, cols = [], []
-    for d in range(documents):
-        t = rng.randint(topics)
-        group = 1 + 10 * t + np.flatnonzero(rng.rand(10) < 0.8)
-        noise = rng.randint(1 + 10 * topics, words, size=4)
-        chosen = np.unique(np.r_[0, group, noise])
-        rows.append(np.full(chosen.size, d))
-        cols.append(chosen)
-    S = sp.csr_array((np.ones(sum(map(len, cols))), (np.concatenate(rows), np.concatenate(cols))),
-                     shape=(documents, words))
-    return Gram.from_documents(S)
+def _clustered(seed=0):
+    return _clustered_documents(topics=12, words=600, documents=4000, seed=seed)
 
 
 @pytest.mark.parametrize("tol", [1e-8, CANDIDATE_TOL])
