@@ -514,7 +514,9 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None):
     scale = 0.0
     done = False
     last_theta_p = None
-    widest = largest = 0  # the widest block multiplied (a warm start's first one has 3 random columns more)
+    # the widest block multiplied (a warm start's first has 3 random columns more), the largest
+    # basis held
+    widest = largest = 0
     history = []  # the worst wanted residual after each product
     while True:
         if W is not None:
