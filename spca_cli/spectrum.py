@@ -432,17 +432,28 @@ _TWICE = 1.0 / np.sqrt(2.0)
 # a first Cholesky factor better conditioned than this multiplies the rounding of Q left in the
 # block by at most this much (1e-14 from 1e-16): no further projection
 _AMPLIFIED = 1e2
+# a carried direction that kept less of its squared norm than this (1% of its length) lies
+# nearly all on removed words: it would add little and multiply its image's rounding by > 100
+_CARRY_KEPT = 1e-4
 
 
 def _orthonormal_pair(B, AB):
     """Orthonormal columns spanning ``B`` and their images, given AB: both multiplied by the
-    same small transform (the Gram matrix's inverse square root on its numerically nonzero
-    part, then one Cholesky QR pass), so no product is needed."""
+    same small transform (the Gram matrix's inverse square root on the directions that kept
+    at least ``_CARRY_KEPT`` of their squared norm, then one Cholesky QR pass), so no product
+    is needed.
+
+    B is an orthonormal Ritz block with the removed words masked out (B^T B <= I): a direction
+    that kept a share s of its norm has its image's rounding (the cancellation in
+    :meth:`~spca_cli.matrix.Gram.carried`, of the size of A's entries on the removed words)
+    multiplied by 1/sqrt(s) when it is normalised. With the old cut (s > 1e-10 s_max) the
+    residuals reported on a dense matrix with a strong removed word (lambda_1 1e9 times the
+    next view's) were 1e-7 theta_1 below the true ones (tests/test_review8.py)."""
     gram = B.T @ B
     s, U = np.linalg.eigh(0.5 * (gram + gram.T))
-    if s.size == 0 or s[-1] <= 0:
+    keep = s > _CARRY_KEPT
+    if not np.any(keep):
         return B[:, :0], AB[:, :0]
-    keep = s > 1e-10 * s[-1]
     G = U[:, keep] / np.sqrt(s[keep])
     B, AB = B @ G, AB @ G
     L = np.linalg.cholesky(B.T @ B)
