@@ -289,8 +289,15 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
         return dataclasses.replace(fallback, products=run.products + fallback.products,
                                    method="krylov+arpack", block_width=run.block_width,
                                    basis_size=run.basis_size)
+    residuals, products = run.residuals, run.products
+    weaker = previous is not None and previous[1].value(0) > _CARRY_RATIO * abs(run.values[0])
+    if basis is not None and weaker:
+        # images carried from a view far stronger than this one hold rounding of that view's
+        # size, which may exceed this one's own: its residuals come from a product
+        residuals = _column_norms(A.matmat(run.vectors) - run.vectors * run.values)
+        products += 1
     return Eigen(values=np.maximum(run.values, 0.0), vectors=_sign_fix(run.vectors),
-                 residuals=run.residuals, products=run.products, method="krylov",
+                 residuals=residuals, products=products, method="krylov",
                  basis=run.ritz, block_width=run.block_width, basis_size=run.basis_size,
                  carry=run.carry)
 
@@ -432,6 +439,9 @@ _TWICE = 1.0 / np.sqrt(2.0)
 # a first Cholesky factor better conditioned than this multiplies the rounding of Q left in the
 # block by at most this much (1e-14 from 1e-16): no further projection
 _AMPLIFIED = 1e2
+# a view whose theta_1 is below the carrying view's by more than this factor gets its residuals
+# from a product: the carried images' rounding is of the larger view's size (text: 4-6)
+_CARRY_RATIO = 1e3
 # a carried direction that kept less of its squared norm than this (1% of its length) lies
 # nearly all on removed words: it would add little and multiply its image's rounding by > 100
 _CARRY_KEPT = 1e-4

@@ -104,3 +104,37 @@ def test_no_carry_across_a_projection_or_a_different_matrix():
     eigen = top_eigenpairs(A.project_out(x), 3, tol=1e-8, method="krylov", start=first.basis,
                            previous=(A, first))
     np.testing.assert_allclose(eigen.values, _lapack(A.project_out(x), 3), rtol=1e-8)
+
+
+def test_a_view_far_weaker_than_the_carrying_one_gets_its_residuals_from_a_product(monkeypatch):
+    # a word 1e6 times stronger than the rest, removed: the carried images hold rounding of its
+    # size, so the residuals of the next view come from one product of the 3 pairs (counted)
+    widths = []
+    original = Gram.matmat
+
+    def counting(self, V):
+        widths.append(V.shape[1])
+        return original(self, V)
+
+    rng = np.random.default_rng(2)
+    U = rng.standard_normal((80, 80))
+    w = np.full(80, 1e-6)
+    w[:2] = 1.0
+    A = Gram.from_dense(U @ U.T / 80 + 1e6 * np.outer(w, w))
+    first = top_eigenpairs(A, 3, tol=1e-8, method="krylov")
+    view = A.remove([0, 1])
+    assert first.values[0] > 1e3 * _lapack(view, 1)[0]
+    monkeypatch.setattr(Gram, "matmat", counting)
+    carried = top_eigenpairs(view, 3, tol=1e-8, method="krylov", start=first.basis,
+                             previous=(A, first))
+    assert len(widths) == carried.products and widths[-1] == 3
+    np.testing.assert_allclose(carried.residuals, _true_residuals(view, carried),
+                               rtol=0, atol=1e-13 * carried.values[0])
+    np.testing.assert_allclose(carried.values, _lapack(view, 3), rtol=1e-8)
+    # on an ordinary pair of views (text: theta_1 falls by 4-6 times) no extra product
+    B = _clustered()
+    first = top_eigenpairs(B, 6, tol=1e-5, method="krylov")
+    widths.clear()
+    eigen = top_eigenpairs(B.remove(np.arange(11)), 3, tol=CANDIDATE_TOL, method="krylov",
+                           start=first.basis, previous=(B, first))
+    assert first.values[0] < 10 * eigen.values[0] and len(widths) == eigen.products
