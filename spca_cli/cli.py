@@ -543,7 +543,8 @@ def _topic_kwargs(kwargs):
 @topics_options
 @click.option("--format", "output_format", type=click.Choice(["table", "json", "csv",
                                                               "markdown"]),
-              default="table", show_default=True, help="Output format.")
+              default=None, help="Output format [default: from the -o file's extension "
+                                 "(.json, .csv, .md), else table].")
 @click.option("-o", "--output", metavar="FILE", help="Write the result here instead of stdout.")
 @documents_option
 @click.option("--assignments", metavar="FILE.csv",
@@ -568,6 +569,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
     from spca_cli.report import render, to_dict
 
     topic_kwargs = _topic_kwargs(kwargs)
+    output_format = output_format or _format_of(output)
     if output is not None:
         check_output_file(output, input_files(inputs, labels=labels, **kwargs))
     if (topic_kwargs["solver"] == "bipartite"
@@ -595,6 +597,19 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
         count = write_assignments(assignments, data, doc["components"])
         if not quiet:
             click.echo(f"{count:,} documents -> {assignments}", err=True)
+
+
+#: The output format a ``-o`` file's extension asks for when ``--format`` is not given: a user
+#: who writes ``-o topics.json`` expects JSON in it, not the table.
+_FORMAT_OF_EXTENSION = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
+
+
+def _format_of(output):
+    """``topics``'s output format for ``-o output`` without ``--format``: its extension's, else
+    the table."""
+    if output is None:
+        return "table"
+    return _FORMAT_OF_EXTENSION.get(os.path.splitext(output)[1].lower(), "table")
 
 
 # ---------------------------------------------------------------------- daily

@@ -229,3 +229,33 @@ def test_eigensolver_report_and_choice():
     assert krylov["components"][0]["words"][:3] == ["bush", "november", "kerry"]
     bad = invoke(["topics", sample, "--eigensolver", "lanczos"])
     assert bad.exit_code == 2 and "'lanczos' is not one of" in bad.output
+
+
+@pytest.mark.parametrize("name, explicit, looks_like", [
+    ("topics.json", None, "json"),
+    ("TOPICS.JSON", None, "json"),
+    ("topics.csv", None, "csv"),
+    ("topics.md", None, "markdown"),
+    ("topics.txt", None, "table"),
+    ("topics.json", "table", "table"),
+    ("topics.csv", "json", "json"),
+])
+def test_the_output_file_extension_picks_the_format_unless_format_is_given(
+        tmp_path, name, explicit, looks_like):
+    # the bundled real sample (KOS blog posts)
+    sample = "data_samples/docword.kos-sample.txt.gz"
+    out = tmp_path / name
+    args = ["topics", sample, "-k", "4", "-c", "1", "--quiet", "-o", str(out)]
+    result = invoke(args + (["--format", explicit] if explicit else []))
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    if looks_like == "json":
+        assert json.loads(text)["components"][0]["words"][:2] == ["bush", "november"]
+    elif looks_like == "csv":
+        lines = text.splitlines()
+        assert lines[0].startswith("component,position,word,")
+        assert lines[1].startswith("1,1,bush,")
+    elif looks_like == "markdown":
+        assert text.splitlines()[:4] == ["**auto**, k=4, rank=2", "", "| | PC 1 |", "|---|---|"]
+    else:
+        assert text.startswith(f"auto on {sample} (300 documents, 6906 words): k=4, rank=2\n")
