@@ -21,7 +21,8 @@ from spca_cli import bounds as _bounds
 from spca_cli.corpus.core import input_gram
 from spca_cli.params import DEFLATIONS, check_run
 from spca_cli.solvers.registry import REGISTRY
-from spca_cli.spectrum import CANDIDATE_TOL, TOPICS_TOL, top_eigenpairs
+from spca_cli.spectrum import (CANDIDATE_TOL, TOPICS_TOL, first_call_tolerances,
+                               top_eigenpairs)
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +141,8 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                             float(np.max(e.residuals) / e.values[0]) if e.values[0] > 0 else 0.0))
         return e
 
-    eigen0 = eigenpairs(A0, n_eig)
+    # the pairs past rank + 1 serve only the total bounds and the reported eigenvalues
+    eigen0 = eigenpairs(A0, n_eig, tol=first_call_tolerances(n_eig, max(rank + 1, 2)))
     seconds["solve"] = 0.0
     lam = eigen0.values
 
@@ -264,7 +266,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             out = _solve(spec, A, k, available, certificate, solver_options, seconds)
         solver_bounds = list(out.bounds)
         bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
-        if (eigen.residuals.max(initial=0.0) > TOPICS_TOL * eigen.value(0)
+        if (eigen.residuals[:n_pairs].max(initial=0.0) > TOPICS_TOL * eigen.value(0)
                 and _bounds.eigen_bounds_could_tighten(bound_list, out.value, eigen, rank)):
             # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
             # use eigenvalues could become the tightest with accurate pairs, so the pairs are
