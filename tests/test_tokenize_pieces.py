@@ -165,3 +165,25 @@ def test_piece_ids_do_not_keep_long_pieces():
     _same_parts(by_ids, by_tokens)
     words, *_ = by_ids.part()
     assert {"alpha", "beta", "gamma", "delta"} <= set(words.tolist())
+
+
+def test_pieces_of_several_tokens_survive_restarts_of_the_cache():
+    """Pieces of two tokens each ("word1,other1"), all new, with a cache of 4 entries: the cache
+    starts again several times within one chunk's map, and every code handed out before a
+    restart must still name its own two ids (the list of several-token ids is only cut between
+    chunks)."""
+    from spca_cli.corpus.tokenize import VocabularyBuilder
+
+    tokenizer = Tokenizer(3)
+    by_ids, by_tokens = VocabularyBuilder(), VocabularyBuilder()
+    chunks = [["a first chunk fills the caches"],
+              [" ".join(f"word{i},other{i}" for i in range(j, j + 12)) for j in (0, 12, 24)],
+              ["word3,other3 again, word30,other30 and last,one"]]
+    for texts in chunks:
+        tokenizer.count_chunk(texts, by_ids)
+        by_ids._piece_ids is not None and setattr(by_ids._piece_ids, "limit", 4)
+        by_tokens.add(tokenizer.tokenize_chunk(texts), len(texts))
+    _same_parts(by_ids, by_tokens)
+    words = by_ids.part()[0].tolist()
+    assert words[:4] == ["first", "chunk", "fills", "the"]
+    assert "word35" in words and "other35" in words and "last" in words
