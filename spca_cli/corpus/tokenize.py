@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from spca_cli.corpus.scripts import MIN_PIECE, Segmenter, mark_class, no_space_pattern
 from spca_cli.corpus.stopwords import StopList, english_form, resolve_stopwords
 from spca_cli.errors import Name, SpcaParameterError
+from spca_cli.kernels.counts import count_rows, sort_rows
 
 __all__ = [
     "Tokenizer",
@@ -465,21 +466,19 @@ class VocabularyBuilder:
 
     def _add_ids(self, streams, n_documents):
         """Add one chunk given as id streams (0 between documents, 1 for a dropped token)."""
-        all_rows, all_ids = [], []
-        for ids in streams:
-            word = ids > 1
-            all_rows.append(np.cumsum(ids == 0)[word])
-            all_ids.append(ids[word])
-        rows = np.concatenate(all_rows)
-        ids = np.concatenate(all_ids)
+        n_words = len(self._vocab)
+        rows = [count_rows(ids, n_words) for ids in streams]
+        if len(rows) == 1:
+            indptr, indices, counts = rows[0]
+        else:
+            # n-grams: one stream per length, each over all the documents, their terms distinct
+            chunk = sum(sp.csr_array((c, i, p), shape=(n_documents, n_words)) for p, i, c in rows)
+            indptr, indices, counts = chunk.indptr, chunk.indices, chunk.data
         # int32 counts while reading (half the memory of float64); float64 once, in finish()
-        chunk = sp.csr_array((np.ones(len(ids), dtype=np.int32), (rows, ids)),
-                             shape=(n_documents, len(self._vocab)))
-        chunk.sum_duplicates()  # one entry per (document, word): the count
-        self._indptr.append(chunk.indptr[1:].astype(np.int64) + self._nnz)
-        self._indices.append(chunk.indices.astype(np.int32))
-        self._data.append(chunk.data)
-        self._nnz += chunk.nnz
+        self._indptr.append(indptr[1:].astype(np.int64) + self._nnz)
+        self._indices.append(indices.astype(np.int32, copy=False))
+        self._data.append(counts.astype(np.int32, copy=False))
+        self._nnz += len(indices)
         self.n_documents += n_documents
 
     def word_id(self, word):
@@ -531,9 +530,9 @@ def merge_parts(parts):
         indptr[row + 1:row + n_docs + 1] = p_indptr[1:] + at
         row += n_docs
         at += len(p_indices)
+    sort_rows(indptr, indices, data)
     S = sp.csr_array((data, indices, indptr), shape=(n_documents, len(vocabulary)))
-    S.has_sorted_indices = False
-    S.sort_indices()
+    S.has_sorted_indices = True
     return S, vocabulary
 
 
