@@ -146,7 +146,7 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None):
     while True:
         if model is None:
             model = RowModel.of(A, exact_rows=rows)
-        can_grow = not (model.is_exact or final or model.size * rows >= _EXACT_ENTRIES)
+        can_grow = not (model.is_exact or final or _more_rows(model, rows) <= rows)
         if can_grow and attained is not None and model.floor(k) > attained:
             # no weights take this model's bound below its floor, which is above the value to
             # prove: more exact rows at once (a clustered topic's 7 weight steps at 246 rows
@@ -177,10 +177,17 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None):
 
 
 def _more_rows(model, rows):
-    """The exact rows of the next model: as many as the next step of
-    :data:`_ESCALATION_ENTRIES` allows."""
-    budget = next(b for b in _ESCALATION_ENTRIES if b > model.size * rows)
-    return min(model.size, max(rows, budget // model.size))
+    """The exact rows of the next model: as many as the first step of
+    :data:`_ESCALATION_ENTRIES` that allows more than ``rows`` does (``rows`` when none does).
+
+    (The step is chosen by the rows it gives, not by ``size * rows`` below it: 2^24 // size
+    rows hold fewer than 2^24 entries whenever size does not divide it, so that test chose
+    the same step again and the same model was built for ever.)"""
+    for budget in _ESCALATION_ENTRIES:
+        more = min(model.size, budget // model.size)
+        if more > rows:
+            return more
+    return rows
 
 
 #: A bound within this relative distance of a value attained proves that value optimal (the
