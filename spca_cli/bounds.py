@@ -19,7 +19,7 @@ import numpy as np
 from spca_cli.kernels.rowbound import offdiag_top_sums
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
-           "eigen_bounds_could_tighten", "cover_rounding", "RowModel",
+           "eigen_bounds_could_tighten", "below_attained", "eigen_free", "cover_rounding", "RowModel",
            "RowBound", "weighted_row_bound", "ROW_BOUND_SOURCE"]
 
 ROW_BOUND_SOURCE = "weighted row sums"
@@ -271,10 +271,12 @@ def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
     pairs could take off them. nonneg's Theorem 1 ratio bound, (value + cross) / rho, can move
     by far more (up to 105 max r_i in a review's search), but it lies above nonneg's own
     OPT_d + lambda_{d+1} in every case seen, so it is not the one refinement would make the
-    tightest. Deciding on this only changes how sharp a bound is, never whether it holds: every
-    bound stays valid with pairs of any accuracy.
+    tightest. A bound below ``attained`` (:func:`below_attained`) always asks for refinement:
+    the pairs were not the leading ones, which every bound on them assumes.
     """
     best = tightest(bounds)[0]
+    if below_attained(bounds, attained):
+        return True
     if _proven(attained, best):
         return False
     free = [b for b, source in bounds if source.startswith(_EIGEN_FREE_PREFIXES)]
@@ -285,6 +287,19 @@ def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
     d = max(int(rank), 1)
     slack = (2 * d + 1) * float(np.max(eigen.residuals[:d + 1], initial=0.0))
     return bool(min(uses) - slack < min(free, default=np.inf))
+
+
+def below_attained(bounds, attained):
+    """True when the tightest of ``bounds`` is below ``attained``, a value some support reaches,
+    beyond rounding: the eigenpairs some bound used are not the leading ones (a loose Krylov
+    call whose theta_1 converged to lambda_2 while lambda_1's direction was still faint in its
+    basis: lambda_1 - theta_1 far above r_1), and accurate ones are needed."""
+    return bool(tightest(bounds)[0] < attained * (1.0 - PROVEN_RTOL))
+
+
+def eigen_free(bounds):
+    """The bounds of ``bounds`` that use no eigenpair."""
+    return [b for b in bounds if b[1].startswith(_EIGEN_FREE_PREFIXES)]
 
 
 def cover_rounding(bound, value, scale, k):
