@@ -19,7 +19,7 @@ import numpy as np
 from spca_cli.kernels.rowbound import offdiag_top_sums
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
-           "eigen_bounds_could_tighten", "cover_rounding", "RowModel",
+           "eigen_bounds_could_tighten", "below_attained", "eigen_free", "cover_rounding", "RowModel",
            "RowBound", "weighted_row_bound", "ROW_BOUND_SOURCE"]
 
 ROW_BOUND_SOURCE = "weighted row sums"
@@ -146,7 +146,7 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None):
     while True:
         if model is None:
             model = RowModel.of(A, exact_rows=rows)
-        can_grow = not (model.is_exact or final or model.size * rows >= _EXACT_ENTRIES)
+        can_grow = not (model.is_exact or final or _more_rows(model, rows) <= rows)
         if can_grow and attained is not None and model.floor(k) > attained:
             # no weights take this model's bound below its floor, which is above the value to
             # prove: more exact rows at once (a clustered topic's 7 weight steps at 246 rows
@@ -177,10 +177,17 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None):
 
 
 def _more_rows(model, rows):
-    """The exact rows of the next model: as many as the next step of
-    :data:`_ESCALATION_ENTRIES` allows."""
-    budget = next(b for b in _ESCALATION_ENTRIES if b > model.size * rows)
-    return min(model.size, max(rows, budget // model.size))
+    """The exact rows of the next model: as many as the first step of
+    :data:`_ESCALATION_ENTRIES` that allows more than ``rows`` does (``rows`` when none does).
+
+    (The step is chosen by the rows it gives, not by ``size * rows`` below it: 2^24 // size
+    rows hold fewer than 2^24 entries whenever size does not divide it, so that test chose
+    the same step again and the same model was built for ever.)"""
+    for budget in _ESCALATION_ENTRIES:
+        more = min(model.size, budget // model.size)
+        if more > rows:
+            return more
+    return rows
 
 
 #: A bound within this relative distance of a value attained proves that value optimal (the
@@ -264,10 +271,12 @@ def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
     pairs could take off them. nonneg's Theorem 1 ratio bound, (value + cross) / rho, can move
     by far more (up to 105 max r_i in a review's search), but it lies above nonneg's own
     OPT_d + lambda_{d+1} in every case seen, so it is not the one refinement would make the
-    tightest. Deciding on this only changes how sharp a bound is, never whether it holds: every
-    bound stays valid with pairs of any accuracy.
+    tightest. A bound below ``attained`` (:func:`below_attained`) always asks for refinement:
+    the pairs were not the leading ones, which every bound on them assumes.
     """
     best = tightest(bounds)[0]
+    if below_attained(bounds, attained):
+        return True
     if _proven(attained, best):
         return False
     free = [b for b, source in bounds if source.startswith(_EIGEN_FREE_PREFIXES)]
@@ -278,6 +287,19 @@ def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
     d = max(int(rank), 1)
     slack = (2 * d + 1) * float(np.max(eigen.residuals[:d + 1], initial=0.0))
     return bool(min(uses) - slack < min(free, default=np.inf))
+
+
+def below_attained(bounds, attained):
+    """True when the tightest of ``bounds`` is below ``attained``, a value some support reaches,
+    beyond rounding: the eigenpairs some bound used are not the leading ones (a loose Krylov
+    call whose theta_1 converged to lambda_2 while lambda_1's direction was still faint in its
+    basis: lambda_1 - theta_1 far above r_1), and accurate ones are needed."""
+    return bool(tightest(bounds)[0] < attained * (1.0 - PROVEN_RTOL))
+
+
+def eigen_free(bounds):
+    """The bounds of ``bounds`` that use no eigenpair."""
+    return [b for b in bounds if b[1].startswith(_EIGEN_FREE_PREFIXES)]
 
 
 def cover_rounding(bound, value, scale, k):

@@ -640,7 +640,10 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None):
             fresh = R[:, live][:, :j]
         if q < b:  # a basis narrower than the block (columns dropped): random ones for the rest
             fresh = np.column_stack([fresh, rng.standard_normal((n, b - q))])
-        W = _orthonormal(fresh, Q, scale)
+        # no more columns than the n - c dimensions outside the basis (a small matrix, or a
+        # thick restart that kept 2 * hold of them): orthogonalised against Q, more would be
+        # rounding noise, and the basis no longer orthonormal (Ritz values above lambda_1)
+        W = _orthonormal(fresh[:, :max(n - c, 0)], Q, scale)
         if W.shape[1] == 0 or c >= n:
             # the basis holds an invariant subspace: the Ritz pairs are exact up to their
             # residuals, which are reported whatever they are
