@@ -77,6 +77,10 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
     branch (so the compiler vectorises it), and offers them only when one is: after the first
     few runs the heaps are full and most runs offer nothing. On 1M generated tweets (354 exact
     rows, 50,000 words) this took the rows outside H from 0.096 to 0.040 s per call, one thread.
+    A row outside H takes its Cauchy-Schwarz values first: they are the large ones (bounds on
+    the pairs of frequent words), so its floor starts high and few exact values pass (one
+    clustered 1M-tweet call on 335 exact rows 97 -> 50 ms on one thread, 48 -> 34 ms on two;
+    only the order of the sum of the same values changes).
     """
     n = hpos.shape[0]
     h = CT.shape[0]
@@ -87,9 +91,22 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
     floor = np.full(B, -np.inf)
     outside = B
     for r in range(B):
-        if hpos[lo + r] >= 0:
+        i = lo + r
+        if hpos[i] >= 0:
             floor[r] = np.inf
             outside -= 1
+            continue
+        taken = 0
+        for t in range(top.shape[0]):
+            j = top[t]
+            if j == i or hpos[j] >= 0:
+                continue
+            if taken == count:
+                break
+            sizes[r] = heap_offer(heaps, r, sizes[r], sqd[i] * g[j])
+            taken += 1
+        if sizes[r] == count:
+            floor[r] = heaps[r, 0]
     values = np.empty(max(B, _CHUNK))
     # rows outside H: their exact entries are the columns H, read row by row of CT (none when
     # every row is exact, as for a small vocabulary: then no pass at all)
@@ -125,16 +142,6 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, lo, hi, out):
                             sizes[r] = heap_offer(heaps, r, sizes[r], x)
                             if sizes[r] == count:
                                 f = heaps[r, 0]
-        else:
-            taken = 0
-            for t in range(top.shape[0]):
-                j = top[t]
-                if j == i or hpos[j] >= 0:
-                    continue
-                if taken == count:
-                    break
-                sizes[r] = heap_offer(heaps, r, sizes[r], sqd[i] * g[j])
-                taken += 1
         out[i] = heap_sum(heaps, r, sizes[r])
 
 
@@ -146,7 +153,15 @@ def _cauchy_schwarz_top(hpos, sqd, v, count):
     for j in range(n):
         if hpos[j] < 0:
             g[j] = sqd[j] * v[j]
-    return g, np.argsort(-g)[:min(count + 1, n)]
+    c = min(count + 1, n)
+    if c == 0:
+        return g, np.zeros(0, dtype=np.int64)
+    # the c largest by a partition, then only they sorted (a full argsort of 50,000 words took
+    # 5 ms of every weight step)
+    threshold = np.partition(g, n - c)[n - c]
+    candidates = np.flatnonzero(g >= threshold)
+    order = np.argsort(-g[candidates], kind="mergesort")
+    return g, candidates[order][:c]
 
 
 @njit(cache=True, parallel=True)
