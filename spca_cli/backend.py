@@ -104,6 +104,7 @@ class LocalBackend:
         self.threads = threads
         self._diag = None
         self._csc = None
+        self._binary = None
         self._columns = {}
 
     def _documents_by_word(self):
@@ -256,8 +257,15 @@ class LocalBackend:
         arrays = (*_kernel_arrays(self.S), *_kernel_arrays(self._documents_by_word()))
         threads = self._product_threads()
         if threads > 1 and idx.size >= _PARALLEL_COLUMNS:
-            return gram_columns_parallel(*arrays, idx, self.n, threads)
-        return gram_columns(*arrays, idx, self.n)
+            return gram_columns_parallel(*arrays, idx, self.n, threads, self._is_binary())
+        return gram_columns(*arrays, idx, self.n, self._is_binary())
+
+    def _is_binary(self):
+        """True when every stored entry of S is 1 (binary weighting), found once."""
+        if self._binary is None:
+            data = self.S.data
+            self._binary = bool(data.size == 0 or (data.min() == 1.0 and data.max() == 1.0))
+        return self._binary
 
     def is_nonnegative(self):
         """True when every entry of A is >= 0: S >= 0 gives S^T S >= 0."""

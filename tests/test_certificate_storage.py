@@ -229,3 +229,22 @@ def test_a_topics_run_on_one_or_two_threads_finds_the_same_certified_topics(airl
     assert [c.words[:2] for c in one.components] == [["flight", "cancelled"],
                                                      ["service", "customer"], ["plane", "gate"]]
     assert min(c.certified_ratio for c in one.components) > 0.99
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_columns_of_binary_and_count_matrices_are_exact(threads):
+    """The bundled KOS sample as counts and as 0/1 (the default weighting of text): the column
+    kernel leaves a binary S's values unread and both give S^T S[:, idx] bit for bit."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parent.parent / "data_samples" / "docword.kos-sample.txt.gz"
+    counts = read_corpus(str(sample)).S
+    assert counts.data.max() > 1
+    binary = counts.copy()
+    binary.data[:] = 1.0
+    idx = np.argsort(-np.asarray(counts.sum(axis=0)).ravel())[:24]
+    for S, is_binary in ((counts, False), (binary, True)):
+        backend = backend_module.LocalBackend(S=S, threads=threads)
+        rows = backend.rows(idx)
+        assert backend._is_binary() is is_binary
+        assert np.array_equal(rows, (S.T @ S[:, idx]).toarray().T)

@@ -57,8 +57,16 @@ def gram_sparse_matvec(indptr, indices, data, cindptr, cindices, cdata, idx, w, 
 
 
 @njit(cache=True)
-def _add_column(indptr, indices, data, cindptr, cindices, cdata, j, out_row):
-    # column j of S^T S: the rows of S that contain word j, weighted by S[r, j]
+def _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, j, out_row):
+    # column j of S^T S: the rows of S that contain word j, weighted by S[r, j]; a ``binary``
+    # S (every entry 1, the default weighting) has its values left unread: 335 columns of 1M
+    # clustered tweets 2.69 -> 1.82 s on one thread
+    if binary:
+        for p in range(cindptr[j], cindptr[j + 1]):
+            r = cindices[p]
+            for q in range(indptr[r], indptr[r + 1]):
+                out_row[indices[q]] += 1.0
+        return
     for p in range(cindptr[j], cindptr[j + 1]):
         r = cindices[p]
         s = cdata[p]
@@ -67,26 +75,29 @@ def _add_column(indptr, indices, data, cindptr, cindices, cdata, j, out_row):
 
 
 @njit(cache=True)
-def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n):
+def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n, binary=False):
     """The columns A[:, idx] of A = S^T S, returned transposed: shape (len(idx), n).
 
     Column j is S^T S[:, j]: a sum of the rows of S that contain word j, weighted by S[r, j].
+    ``binary``: every stored entry of S is 1 (the values are then not read).
     """
     out = np.zeros((idx.shape[0], n))
     for t in range(idx.shape[0]):
-        _add_column(indptr, indices, data, cindptr, cindices, cdata, idx[t], out[t])
+        _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, idx[t], out[t])
     return out
 
 
 @njit(cache=True, parallel=True)
-def gram_columns_parallel(indptr, indices, data, cindptr, cindices, cdata, idx, n, nthreads):
+def gram_columns_parallel(indptr, indices, data, cindptr, cindices, cdata, idx, n, nthreads,
+                          binary=False):
     """:func:`gram_columns` on ``nthreads`` threads, thread th taking columns th, th +
     nthreads, ...: callers list words by frequency, so contiguous chunks would give one
     thread all the long columns."""
     out = np.zeros((idx.shape[0], n))
     for th in prange(nthreads):
         for t in range(th, idx.shape[0], nthreads):
-            _add_column(indptr, indices, data, cindptr, cindices, cdata, idx[t], out[t])
+            _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, idx[t],
+                        out[t])
     return out
 
 
