@@ -146,13 +146,13 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None):
     while True:
         if model is None:
             model = RowModel.of(A, exact_rows=rows)
-        can_grow = not (model.is_exact or final or _more_rows(model, rows) <= rows)
+        more = _more_rows(model, rows)
+        can_grow = not (model.is_exact or final or more <= rows)
         if can_grow and attained is not None and model.floor(k) > attained:
             # no weights take this model's bound below its floor, which is above the value to
             # prove: more exact rows at once (a clustered topic's 7 weight steps at 246 rows
             # stayed exactly at the floor, 221,491, before the test below asked for rows)
-            rows = _more_rows(model, rows)
-            model = None
+            rows, model = more, None
             continue
         start = None
         if weights is not None:
@@ -171,8 +171,7 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None):
         if without >= result.value * (1.0 - _CS_GAIN):
             break
         prior, weights = model, result.weights
-        rows = _more_rows(model, rows)
-        model = None
+        rows, model = more, None
     return RowCertificate(model, result)
 
 
