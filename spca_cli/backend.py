@@ -17,8 +17,6 @@ PSD matrix given directly. A distributed engine is a second class with the same 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -29,21 +27,15 @@ __all__ = ["LocalBackend"]
 # view restricts the last view's rows instead of asking for columns again (bounds.py).
 _COLUMN_CACHE_BYTES = 160 << 20
 
-# Largest intermediate S X of a block product: beyond it the documents are taken in slices and
-# the slices' S_r^T (S_r X) added up. A 28-wide block (a cluster of 20 equal topics) over
-# 1,000,000 documents would make a 224 MB intermediate; slices of 64 MB keep that bounded at
-# a cost measured within noise (200,000 documents, 28 columns: 0.50 s sliced in 65,536 rows
-# against 0.56 s whole, load 8 on 2 cores).
+# Memory for the threads' own sums of a block product (kernels/products.py): each thread adds
+# its documents into an (n, width) array, so the threads used are as many as fit here (two
+# 9-wide sums over 50,000 words take 7 MB; a vocabulary of millions of n-grams multiplies on
+# one thread, whose sum is the output itself).
 _PRODUCT_BYTES = 64 << 20
 
 # Below this many stored entries a block product runs on one thread (a thread team's start-up
-# then costs about what it saves). Above it the document slices are multiplied on the threads
-# numba would use (``NUMBA_NUM_THREADS``, one knob for every parallel kernel): SciPy's sparse
-# products release the GIL, and each thread adds its slices into its own (n, width) sum.
-# Measured on 1,000,000 clustered tweets (17.7M entries), 2 cores, seconds per product, one
-# thread / two: width 6 0.41-0.44 / 0.29-0.30, width 10 0.59-0.63 / 0.43-0.44, width 28
-# 1.5-1.8 / 0.75-0.81. A fused numba kernel (one pass over S per document, no S X
-# intermediate) was no faster on one thread (0.68 s at width 10) and equal on two.
+# then costs about what it saves). Above it the product runs on the threads numba would use
+# (``NUMBA_NUM_THREADS``, one knob for every parallel kernel).
 _PARALLEL_PRODUCT_NNZ = 1 << 20
 # ... and columns of A are formed on those threads from this many on (a swap search's few
 # columns stay on one).
@@ -127,49 +119,33 @@ class LocalBackend:
         """diag(A), computed once."""
         if self._diag is None:
             if self.S is not None:
-                # A_jj = sum_i S_ij^2; the CSR's column indices give j directly (S is in
-                # canonical form: no repeated entries)
-                self._diag = np.bincount(self.S.indices, weights=self.S.data ** 2,
-                                         minlength=self.n)
+                from spca_cli.kernels.products import gram_diagonal
+
+                # the CSR's column indices give j directly (S is in canonical form)
+                self._diag = gram_diagonal(_kernel_arrays(self.S)[1], self.S.data, self.n,
+                                           self._is_binary())
             else:
                 self._diag = np.diag(self.dense).copy()
         return self._diag
 
     def matmat(self, X):
+        """A X for a dense X of shape (n, width) or (n,): one pass over S (kernels/products.py),
+        the documents split between the product threads."""
         if self.S is None:
             return self.dense @ X
-        S = self.S
-        m = S.shape[0]
-        width = X.shape[1] if X.ndim == 2 else 1
-        rows = max(1, _PRODUCT_BYTES // (8 * width))
-        threads = self._product_threads()
+        from spca_cli.kernels.products import gram_block_product, gram_block_product_parallel
+
+        one_d = X.ndim == 1
+        X = np.ascontiguousarray(X.reshape(-1, 1) if one_d else X, dtype=np.float64)
+        arrays = _kernel_arrays(self.S)
+        threads = min(self._product_threads(), self.S.shape[0],
+                      max(1, _PRODUCT_BYTES // max(1, 8 * X.size)))
         if threads > 1:
-            rows = min(rows, -(-m // threads))
-        if m <= rows:
-            return np.asarray(S.T @ (S @ X))
-        cuts = list(range(0, m, rows)) + [m]
-        spans = list(zip(cuts[:-1], cuts[1:]))
-
-        def partial_sum(first):
-            # slices first, first + threads, ...: S_r^T (S_r X) added up in one array
-            out = None
-            for lo, hi in spans[first::threads]:
-                part = self._document_slice(lo, hi)
-                term = np.asarray(part.T @ (part @ X))
-                if out is None:
-                    out = term
-                else:
-                    out += term
-            return out
-
-        if threads == 1:
-            return partial_sum(0)
-        with ThreadPoolExecutor(threads) as pool:
-            sums = list(pool.map(partial_sum, range(min(threads, len(spans)))))
-        out = sums[0]
-        for term in sums[1:]:
-            out += term
-        return out
+            out = gram_block_product_parallel(*arrays, X, self._document_cuts(threads),
+                                              self._is_binary())
+        else:
+            out = gram_block_product(*arrays, X, self._is_binary())
+        return out[:, 0] if one_d else out
 
     def _product_threads(self):
         if self.threads is not None:
@@ -180,12 +156,13 @@ class LocalBackend:
 
         return numba.get_num_threads()
 
-    def _document_slice(self, lo, hi):
-        """Rows lo..hi-1 of S as a CSR array sharing S's data and indices (no copy of them)."""
-        S = self.S
-        a, b = S.indptr[lo], S.indptr[hi]
-        return sp.csr_array((S.data[a:b], S.indices[a:b], S.indptr[lo:hi + 1] - a),
-                            shape=(hi - lo, S.shape[1]), copy=False)
+    def _document_cuts(self, threads):
+        """Where ``threads`` runs of documents with about equal numbers of entries start (and
+        the last ends): ``threads + 1`` increasing row numbers from 0 to m."""
+        indptr = self.S.indptr
+        targets = np.linspace(0, indptr[-1], threads + 1)[1:-1]
+        inner = np.searchsorted(indptr, targets, side="left")
+        return np.concatenate([[0], inner, [self.S.shape[0]]]).astype(np.int64)
 
     def sparse_matvec(self, idx, w):
         """A x for x with weights ``w`` on words ``idx``; on S only the documents holding one of

@@ -98,32 +98,47 @@ def test_exact_rows_come_in_two_steps_and_stay_upper_bounds(monkeypatch):
     assert certificate.bound.value >= _brute(A, k) * (1 - 1e-12)
 
 
-def test_sliced_block_products_equal_the_whole(kos_S, monkeypatch):
-    X = np.random.default_rng(1).standard_normal((kos_S.shape[1], 6))
-    whole = backend_module.LocalBackend(S=kos_S).matmat(X)
-    monkeypatch.setattr(backend_module, "_PRODUCT_BYTES", 8 * 6 * 500)  # slices of 500 documents
-    sliced = backend_module.LocalBackend(S=kos_S).matmat(X)
-    assert not np.array_equal(sliced, whole)  # the sums were formed in another order...
-    np.testing.assert_allclose(sliced, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
-    vector = backend_module.LocalBackend(S=kos_S).matmat(X[:, 0])  # ...and one vector too
-    assert vector.shape == (kos_S.shape[1],)
-    np.testing.assert_allclose(vector, whole[:, 0], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
+@pytest.mark.parametrize("binary", [False, True])
+def test_block_products_equal_scipys_two_products(kos_S, binary):
+    """The one-pass kernel against S^T (S X) on the KOS counts and their binary weighting
+    (whose values the kernel does not read), for a block and one vector."""
+    S = kos_S.copy()
+    if binary:
+        S.data[:] = 1.0
+    X = np.random.default_rng(1).standard_normal((S.shape[1], 6))
+    expected = S.T @ (S @ X)
+    scale = np.abs(expected).max()
+    backend = backend_module.LocalBackend(S=S)
+    assert backend._is_binary() == binary
+    np.testing.assert_allclose(backend.matmat(X), expected, rtol=1e-12, atol=1e-12 * scale)
+    vector = backend.matmat(X[:, 0])
+    assert vector.shape == (S.shape[1],)
+    np.testing.assert_allclose(vector, expected[:, 0], rtol=1e-12, atol=1e-12 * scale)
 
 
 @pytest.mark.parametrize("threads", [2, 3])
 def test_threaded_block_products_equal_one_thread(kos_S, monkeypatch, threads):
-    """Slices on several threads, each adding into its own sum: the product of one thread up to
-    the order of the additions, for a block, one vector, and more slices than threads."""
+    """Runs of documents on several threads, each adding into its own sum: the product of one
+    thread up to the order of the additions, for a block and one vector; with room for one
+    thread's sum only, the product runs on one thread."""
     X = np.random.default_rng(2).standard_normal((kos_S.shape[1], 6))
     whole = backend_module.LocalBackend(S=kos_S, threads=1).matmat(X)
     scale = np.abs(whole).max()
     threaded = backend_module.LocalBackend(S=kos_S, threads=threads).matmat(X)
+    assert not np.array_equal(threaded, whole)  # the sums were formed in another order...
     np.testing.assert_allclose(threaded, whole, rtol=1e-12, atol=1e-12 * scale)
     vector = backend_module.LocalBackend(S=kos_S, threads=threads).matmat(X[:, 0])
     np.testing.assert_allclose(vector, whole[:, 0], rtol=1e-12, atol=1e-12 * scale)
-    monkeypatch.setattr(backend_module, "_PRODUCT_BYTES", 8 * 6 * 500)  # 7 slices per thread
-    many = backend_module.LocalBackend(S=kos_S, threads=threads).matmat(X)
-    np.testing.assert_allclose(many, whole, rtol=1e-12, atol=1e-12 * scale)
+    monkeypatch.setattr(backend_module, "_PRODUCT_BYTES", 8 * X.size)
+    assert np.array_equal(backend_module.LocalBackend(S=kos_S, threads=threads).matmat(X), whole)
+
+
+def test_document_cuts_balance_entries(kos_S):
+    backend = backend_module.LocalBackend(S=kos_S)
+    cuts = backend._document_cuts(3)
+    assert cuts[0] == 0 and cuts[-1] == kos_S.shape[0] and np.all(np.diff(cuts) > 0)
+    entries = np.diff(kos_S.indptr[cuts])
+    assert entries.max() - entries.min() <= 2 * np.diff(kos_S.indptr).max()
 
 
 def test_large_matrices_multiply_on_numba_threads(kos_S, monkeypatch):

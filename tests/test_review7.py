@@ -40,8 +40,8 @@ def _noncanonical(S, rng):
 @pytest.mark.parametrize("threads", [1, 2, 3, 64])
 def test_threaded_products_rows_and_cached_submatrices_equal_the_dense_gram(
         monkeypatch, documents, threads):
-    """Fewer slices than threads, one or zero documents, 1-D and 1-column X, slices of one
-    document (``_PRODUCT_BYTES`` tiny), repeated entries; rows() from 8 words on the parallel
+    """More threads than documents, one or zero documents, 1-D and 1-column X, room for one
+    thread's sum only (``_PRODUCT_BYTES`` tiny), repeated entries; rows() from 8 words on the parallel
     kernel; submatrix() from the column cache with repeated, unsorted and empty idx."""
     rng = np.random.default_rng(documents * 100 + threads)
     n = 12

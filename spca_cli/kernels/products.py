@@ -1,0 +1,93 @@
+"""Kernel of the block product A X = S^T (S X) of the eigen step, in one pass over S.
+
+Each document d contributes S_d^T (S_d X): the sum y of the rows of X at its words (weighted by
+its values), then y added back at the same words. Reading the document's words twice while they
+are in cache replaces SciPy's two products, whose intermediate S X (documents x width) is as
+large as 72 MB for a 9-wide block over 1,000,000 documents and is allocated, filled and read
+again at every product. On the clustered 1M-tweet benchmark (17.7M entries, 2 threads, warm):
+width 9 0.093-0.099 s against 0.106-0.133 s for SciPy's products on document slices in two
+threads, and 0.15-0.32 s for those inside an eigen call, where each product's fresh
+intermediate costs page faults; width 12 0.10 s against 0.14-0.24 s.
+
+Threads take contiguous runs of documents with about equal numbers of entries, each adding into
+its own (n, width) sum; the sums are added at the end (the caller bounds their memory).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["gram_block_product", "gram_block_product_parallel", "gram_diagonal"]
+
+
+@njit(cache=True, nogil=True)
+def _add_documents(indptr, indices, data, X, first, stop, binary, out):
+    """out += S_r^T (S_r X) for the documents r = first .. stop - 1."""
+    width = X.shape[1]
+    y = np.empty(width)
+    for d in range(first, stop):
+        lo, hi = indptr[d], indptr[d + 1]
+        if lo == hi:
+            continue
+        y[:] = 0.0
+        if binary:
+            # every stored entry is 1 (binary weighting): the values are not read
+            for p in range(lo, hi):
+                j = indices[p]
+                for c in range(width):
+                    y[c] += X[j, c]
+            for p in range(lo, hi):
+                j = indices[p]
+                for c in range(width):
+                    out[j, c] += y[c]
+        else:
+            for p in range(lo, hi):
+                j = indices[p]
+                s = data[p]
+                for c in range(width):
+                    y[c] += s * X[j, c]
+            for p in range(lo, hi):
+                j = indices[p]
+                s = data[p]
+                for c in range(width):
+                    out[j, c] += s * y[c]
+
+
+@njit(cache=True, nogil=True)
+def gram_block_product(indptr, indices, data, X, binary):
+    """A X of A = S^T S (CSR arrays of S, m x n) for a C-ordered block X of shape (n, width),
+    on this thread. ``binary``: every stored entry of S is 1 (the values are then not read)."""
+    out = np.zeros(X.shape)
+    _add_documents(indptr, indices, data, X, 0, indptr.shape[0] - 1, binary, out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def gram_block_product_parallel(indptr, indices, data, X, cuts, binary):
+    """:func:`gram_block_product` on ``len(cuts) - 1`` threads, thread t taking the documents
+    ``cuts[t] .. cuts[t + 1] - 1`` into its own sum."""
+    threads = cuts.shape[0] - 1
+    sums = np.zeros((threads, X.shape[0], X.shape[1]))
+    for t in prange(threads):
+        _add_documents(indptr, indices, data, X, cuts[t], cuts[t + 1], binary, sums[t])
+    out = sums[0].copy()
+    for t in range(1, threads):
+        out += sums[t]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def gram_diagonal(indices, data, n, binary):
+    """diag(A) of A = S^T S: A_jj = sum over the documents of S_dj^2, from the entries of S in
+    any order (canonical: no repeated entry). ``binary``: every square is 1, the values are not
+    read. (np.bincount casts 17.7M int32 indices to int64 first: 0.14 s, 0.35 s with weights,
+    against one pass here.)"""
+    out = np.zeros(n)
+    if binary:
+        for p in range(indices.shape[0]):
+            out[indices[p]] += 1.0
+    else:
+        for p in range(indices.shape[0]):
+            out[indices[p]] += data[p] * data[p]
+    return out
