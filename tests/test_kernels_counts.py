@@ -1,4 +1,5 @@
-"""The ingest's counting kernels against SciPy's COO -> CSR path (spca_cli/kernels/counts.py)."""
+"""The ingest's counting kernels against SciPy's COO -> CSR path, and the merge of parts with
+``min_count`` against filtering after it (spca_cli/kernels/counts.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spca_cli.kernels.counts import count_rows, sort_rows
+from spca_cli.corpus.tokenize import SEPARATOR, VocabularyBuilder, filter_words, merge_parts
+from spca_cli.kernels.counts import count_rows
 
 STREAMS = st.lists(st.integers(min_value=0, max_value=9), max_size=200)
 
@@ -44,14 +46,48 @@ def test_count_rows_of_a_tweet_chunk():
     assert counts.tolist() == [2, 1, 1, 1]
 
 
-@settings(max_examples=100, deadline=None)
-@given(rows=st.lists(st.lists(st.integers(0, 40), unique=True, max_size=30), min_size=1,
-                     max_size=20))
-def test_sort_rows_orders_each_row_and_keeps_its_values(rows):
-    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int32)
-    indices = np.array([j for r in rows for j in r], dtype=np.int32)
-    data = indices * 10.0 + 0.5
-    sort_rows(indptr, indices, data)
-    for r, lo, hi in zip(rows, indptr[:-1], indptr[1:]):
-        assert indices[lo:hi].tolist() == sorted(r)
-    assert np.array_equal(data, indices * 10.0 + 0.5)
+def _builder_parts(documents):
+    """VocabularyBuilder parts of ``documents`` (lists of words), two documents per part."""
+    parts = []
+    for first in range(0, len(documents), 2):
+        builder = VocabularyBuilder()
+        chunk = documents[first:first + 2]
+        tokens = [t for d in chunk for t in d + [SEPARATOR]][:-1]
+        builder.add(tokens, len(chunk))
+        parts.append(builder.part())
+    return parts
+
+
+WORDS = st.sampled_from(["delay", "gate", "crew", "bags", "late", "seat", "food"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents=st.lists(st.lists(WORDS, max_size=8), min_size=1, max_size=9),
+       min_count=st.integers(1, 4))
+def test_merging_with_min_count_equals_filtering_after_the_merge(documents, min_count):
+    """Parts of differing vocabularies and id orders, repeated words, empty documents: the
+    columns of words in fewer than min_count documents are left out as filter_words would."""
+    merged, vocabulary = merge_parts(_builder_parts(documents), min_count)
+    whole, whole_vocabulary = merge_parts(_builder_parts(documents))
+    expected, expected_vocabulary = filter_words(whole, whole_vocabulary, min_count=min_count)
+    assert vocabulary.tolist() == expected_vocabulary.tolist()
+    assert merged.shape == (len(documents), len(vocabulary))
+    assert merged.has_sorted_indices and merged.has_canonical_format
+    assert np.array_equal(merged.indptr, expected.indptr)
+    assert np.array_equal(merged.indices, expected.indices)
+    assert np.array_equal(merged.data, expected.data)
+    counts = [{w: d.count(w) for w in d} for d in documents]
+    for row, words in enumerate(counts):
+        got = {str(vocabulary[j]): merged.data[p]
+               for p, j in zip(range(merged.indptr[row], merged.indptr[row + 1]),
+                               merged.indices[merged.indptr[row]:merged.indptr[row + 1]])}
+        frequent = {w: c for w, c in words.items()
+                    if sum(w in d for d in documents) >= min_count}
+        assert got == frequent
+
+
+def test_merge_of_airline_style_parts_drops_rare_words():
+    documents = [["delay", "gate", "delay"], ["gate", "crew"], ["late"], ["gate", "late"]]
+    S, vocabulary = merge_parts(_builder_parts(documents), 2)
+    assert vocabulary.tolist() == ["gate", "late"]
+    assert S.toarray().tolist() == [[1, 0], [1, 0], [0, 1], [1, 1]]

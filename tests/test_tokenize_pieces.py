@@ -107,19 +107,25 @@ def test_airline_tweets_give_the_same_tokens(airline_csv):
 
 
 def _same_parts(a, b):
-    for x, y in zip(a.part(), b.part()):
-        if isinstance(x, int):
-            assert x == y
-        else:
-            assert x.dtype == y.dtype and x.tolist() == y.tolist()
+    """The same matrix and words once merged (sorted by word): ids may be given in another
+    order (the byte kernel names a chunk's ASCII tokens before its other pieces' tokens)."""
+    from spca_cli.corpus.tokenize import merge_parts
+
+    assert a.n_documents == b.n_documents
+    (Sa, words_a), (Sb, words_b) = merge_parts([a.part()]), merge_parts([b.part()])
+    assert words_a.tolist() == words_b.tolist()
+    assert Sa.shape == Sb.shape
+    for x, y in ((Sa.indptr, Sb.indptr), (Sa.indices, Sb.indices), (Sa.data, Sb.data)):
+        assert x.tolist() == y.tolist()
 
 
 @pytest.mark.parametrize("stopwords", ["none", "english"])
 @EXAMPLES
 @given(chunks=st.lists(CHUNKS, min_size=2, max_size=4))
 def test_counting_by_piece_ids_gives_the_counts_of_the_tokens(stopwords, chunks):
-    """``count_chunk`` (after the first chunk, ids cached per piece, with a cache small enough to
-    start again) builds the same words, ids and counts as ``add`` of ``tokenize_chunk``."""
+    """``count_chunk`` (ASCII pieces by the byte kernel, the others by ids cached per piece, with
+    a cache small enough to start again) builds the same words and counts as ``add`` of
+    ``tokenize_chunk``."""
     from spca_cli.corpus.tokenize import VocabularyBuilder
 
     tokenizer = Tokenizer(3, stopwords)
@@ -150,25 +156,26 @@ def test_airline_counts_by_piece_ids(airline_csv):
 
 
 def test_piece_ids_do_not_keep_long_pieces():
-    """As the token cache: a piece over PIECE_CACHE_LENGTH characters is counted, not kept."""
+    """As the token cache: a piece over PIECE_CACHE_LENGTH characters is counted, not kept
+    (non-ASCII pieces: the ASCII ones never reach the cache)."""
     from spca_cli.corpus.tokenize import PIECE_CACHE_LENGTH, VocabularyBuilder
 
-    blob = "-".join(["alpha", "beta"] * PIECE_CACHE_LENGTH)  # one piece, tokens alpha and beta
-    texts = ["first chunk words", f"gamma {blob} gamma", f"{blob} delta"]
+    blob = "-".join(["alphé", "beta"] * PIECE_CACHE_LENGTH)  # one piece, tokens alphé and beta
+    texts = ["first chunk words", f"gammé {blob} gammé", f"{blob} delta"]
     tokenizer = Tokenizer(3)
     by_ids, by_tokens = VocabularyBuilder(), VocabularyBuilder()
     for chunk in (texts[:1], texts[1:]):
         tokenizer.count_chunk(chunk, by_ids)
         by_tokens.add(tokenizer.tokenize_chunk(chunk), len(chunk))
     assert by_ids._piece_ids is not None and blob.lower() not in by_ids._piece_ids
-    assert "gamma" in by_ids._piece_ids
+    assert "gammé" in by_ids._piece_ids and "delta" not in by_ids._piece_ids
     _same_parts(by_ids, by_tokens)
     words, *_ = by_ids.part()
-    assert {"alpha", "beta", "gamma", "delta"} <= set(words.tolist())
+    assert {"alphé", "beta", "gammé", "delta"} <= set(words.tolist())
 
 
 def test_pieces_of_several_tokens_survive_restarts_of_the_cache():
-    """Pieces of two tokens each ("word1,other1"), all new, with a cache of 4 entries: the cache
+    """Non-ASCII pieces of two tokens each ("wörd1,öther1"), all new, with a cache of 4 entries: the cache
     starts again several times within one chunk's map, and every code handed out before a
     restart must still name its own two ids (the list of several-token ids is only cut between
     chunks)."""
@@ -177,8 +184,8 @@ def test_pieces_of_several_tokens_survive_restarts_of_the_cache():
     tokenizer = Tokenizer(3)
     by_ids, by_tokens = VocabularyBuilder(), VocabularyBuilder()
     chunks = [["a first chunk fills the caches"],
-              [" ".join(f"word{i},other{i}" for i in range(j, j + 12)) for j in (0, 12, 24)],
-              ["word3,other3 again, word30,other30 and last,one"]]
+              [" ".join(f"wörd{i},öther{i}" for i in range(j, j + 12)) for j in (0, 12, 24)],
+              ["wörd3,öther3 again, wörd30,öther30 and last,oné"]]
     for texts in chunks:
         tokenizer.count_chunk(texts, by_ids)
         by_ids._piece_ids is not None and setattr(by_ids._piece_ids, "limit", 4)
@@ -186,4 +193,38 @@ def test_pieces_of_several_tokens_survive_restarts_of_the_cache():
     _same_parts(by_ids, by_tokens)
     words = by_ids.part()[0].tolist()
     assert words[:4] == ["first", "chunk", "fills", "the"]
-    assert "word35" in words and "other35" in words and "last" in words
+    assert "wörd35" in words and "öther35" in words and "last" in words and "oné" in words
+
+
+# the characters on which the byte kernel's emulation of the pattern turns (URL prefixes, '@',
+# apostrophes, word characters that are not letters, every ASCII space str.split cuts at)
+ASCII_FRAGMENTS = ["h", "t", "p", "s", ":", "/", "w", ".", "@", "'", "_", "0", "7", "a", "b",
+                   "E", "Z", " ", "\t", "\x0b", "\x1c", "\x1f", "-", "#", "http://", "https://",
+                   "www.", "HTTP://", "abc", "it's", "''", "x'y", "é"]
+ASCII_TEXT = st.lists(st.sampled_from(ASCII_FRAGMENTS), max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("stopwords", ["none", "english"])
+@pytest.mark.parametrize("min_length", [1, 2, 3, 5])
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(chunks=st.lists(st.lists(ASCII_TEXT, min_size=1, max_size=5), min_size=1, max_size=3))
+def test_the_byte_kernel_counts_the_tokens_of_the_pattern(stopwords, min_length, chunks):
+    from spca_cli.corpus.tokenize import VocabularyBuilder
+
+    tokenizer = Tokenizer(min_length, stopwords)
+    by_bytes, by_pattern_tokens = VocabularyBuilder(), VocabularyBuilder()
+    for texts in chunks:
+        tokenizer.count_chunk(texts, by_bytes)
+        by_pattern_tokens.add(by_pattern(tokenizer, texts), len(texts))
+    _same_parts(by_bytes, by_pattern_tokens)
+
+
+def test_byte_kernel_tokens_of_a_tweet():
+    from spca_cli.corpus.tokenize import VocabularyBuilder, merge_parts
+
+    builder = VocabularyBuilder()
+    Tokenizer(3).count_chunk(["RT @united: flights' DELAYED'' again... http://t.co/x "
+                              "a320's #BagsLost ab'c x'yz__ 3abc _abc www.x.com", "ok"], builder)
+    S, words = merge_parts([builder.part()])
+    assert words.tolist() == ["a320's", "ab'c", "again", "bagslost", "delayed", "flights", "x'yz__"]
+    assert S.toarray().tolist() == [[1, 1, 1, 1, 1, 1, 1], [0] * 7]

@@ -116,8 +116,10 @@ def _contains_ids(words, vocabulary, to_token):
 
 
 def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, settings,
-            min_length_applied, documents=(None, None)):
+            min_length_applied, min_count_applied=False, documents=(None, None)):
     """Row filter (``contains``), word filters, weighting; shared by every corpus kind.
+    ``min_length_applied`` / ``min_count_applied``: those word filters were applied while
+    reading (the tokenizer's minimum length; min_count when the parts were merged).
 
     ``documents`` is the (texts, ids) pair of :class:`Strings` (or Nones), filtered with the
     rows and returned as the fifth item of the result. ``described`` (the second item) lists
@@ -145,7 +147,7 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
                                  if "'" in w and english_form(w, stoplist.words) == ""}
     S, vocabulary = filter_words(
         S, vocabulary, stopwords=stopwords,
-        min_count=int(settings["min_count"]),
+        min_count=1 if min_count_applied else int(settings["min_count"]),
         min_length=1 if min_length_applied else int(settings["min_length"]))
     if S.shape[1] == 0:
         raise no_words_error(path, settings)
@@ -309,7 +311,7 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         times = offsets = None
         texts = None if titles is None else read_titles(titles, S.shape[0], source=paths[0])
         ids = Strings(map(str, range(1, S.shape[0] + 1)))  # UCI docIDs are 1-based
-        min_length_applied = False
+        min_length_applied = counted = False
         known = set(vocabulary.tolist()) if contains else set()
 
         def to_token(word):
@@ -318,8 +320,12 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         if vocab:
             raise SpcaParameterError([Name("vocab"), " applies to UCI docword files only"])
         analyzer = make_analyzer(int(settings["min_length"]), settings["stopwords"], ngram_range)
+        # min_count is applied while the parts are merged, unless ``contains`` drops documents
+        # first (the counts are then of the documents it keeps: _finish applies it)
+        counted = not contains
         S, vocabulary, times, offsets, meta, (texts, ids) = _stream(
-            paths, kind, analyzer, lo, hi, text_column, time_column, progress, lang)
+            paths, kind, analyzer, lo, hi, text_column, time_column, progress, lang,
+            min_count=int(settings["min_count"]) if counted else 1)
         options.update(meta)
         min_length_applied = True
 
@@ -338,7 +344,8 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
     result, described = _finish(S, vocabulary, times, offsets, path=name,
                                 contains_ids=contains_ids,
                                 contains=contains, settings=settings,
-                                min_length_applied=min_length_applied, documents=(texts, ids))
+                                min_length_applied=min_length_applied,
+                                min_count_applied=counted, documents=(texts, ids))
     if result is None:
         raise _no_documents(name, row_filters + described)
     S, vocabulary, times, offsets, (texts, ids) = result
@@ -443,6 +450,10 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     # fork: the workers start at once with everything imported (spawn would import scikit-learn
     # again in each); they only tokenise, never touching threads the parent may hold
     context = mp.get_context("fork")
+    # numba's first call in a process costs ~0.3 s (its typing registries, then each kernel
+    # from the cache): paid here once, before the fork, the workers start with the counting
+    # kernels loaded (the parent needs numba for the merge anyway)
+    analyzer.count_chunk(["warm up"], VocabularyBuilder())
     results = []
     skipped = 0
     with ProcessPoolExecutor(max_workers=min(_n_workers(), len(ranges)),
@@ -468,8 +479,10 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     return results
 
 
-def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, languages=()):
-    """Tokenise the documents of ``paths`` chunk by chunk into counts (S, vocabulary, times).
+def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, languages=(),
+            min_count=1):
+    """Tokenise the documents of ``paths`` chunk by chunk into counts (S, vocabulary, times),
+    without the words of fewer than ``min_count`` documents.
 
     Big uncompressed JSON-lines and text files are split into byte ranges of whole lines read
     by worker processes (:data:`PARALLEL_MIN_BYTES`); every other file, and any file whose
@@ -512,7 +525,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
         logger.warning("%s: dropped %d runs of Lao, Khmer or Myanmar text longer than %d "
                        "characters (no word segmenter for these scripts)", paths[0],
                        analyzer.segmenter.dropped, UNSEGMENTED_MAX)
-    S, vocabulary = merge_parts(parts)
+    S, vocabulary = merge_parts(parts, min_count)
     if all_timed and epochs:
         times = np.concatenate(epochs).astype(np.int64)
         tz = np.concatenate(offsets).astype(np.int32)

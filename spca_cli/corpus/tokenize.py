@@ -10,10 +10,15 @@ in fewer than ``min_count`` documents, then weight (binary by default). With
 airline tweets (less the word 'amp', as we unescape ``&amp;``); the default ``english`` also
 applies the apostrophe rules of :mod:`spca_cli.corpus.stopwords`.
 
-Stop words (and the apostrophe rules) are applied to tokens as they are read, through a cached
-map (:class:`_Forms`), because n-grams must be formed after they are gone; ``min_count`` is
-applied to whole columns once the corpus is read (:func:`filter_words`), which is also where
-the stop words of an already tokenised input (UCI, a saved corpus) are removed.
+Counting a chunk of unigrams takes its ASCII pieces through a numba kernel that emulates the
+pattern over the chunk's bytes (:mod:`spca_cli.kernels.tokens`, :class:`_ByteTokens`); the
+other pieces, and chunks of a script written without spaces, through Python's ``re`` (tests
+compare the two on arbitrary text). Stop words (and the apostrophe rules) are applied to
+tokens as they are read, through a cached map (:class:`_Forms`), because n-grams must be
+formed after they are gone; ``min_count`` is applied to whole columns as the parts of a
+read are merged (:func:`merge_parts`), or once the corpus is read (:func:`filter_words`,
+after a ``contains`` filter, and where the stop words of an already tokenised input, UCI
+or a saved corpus, are removed).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ import scipy.sparse as sp
 from spca_cli.corpus.scripts import MIN_PIECE, Segmenter, mark_class, no_space_pattern
 from spca_cli.corpus.stopwords import StopList, english_form, resolve_stopwords
 from spca_cli.errors import Name, SpcaParameterError
-from spca_cli.kernels.counts import count_rows, sort_rows
+from spca_cli.kernels.counts import count_rows, kept_lengths, merge_rows, word_documents
+from spca_cli.kernels.tokens import new_table, scan_chunk
 
 __all__ = [
     "Tokenizer",
@@ -228,18 +234,18 @@ class _PieceIds(_PieceCache):
         self.several.append(ids)
         return self._kept(piece, code)
 
-    def ids(self, pieces):
-        """The ids of the kept tokens of ``pieces`` in order (1 where a piece kept none).
-
-        One code per piece is a plain C-level map into an int array (a tuple per piece and
-        their chain took 0.94 s instead of 0.56 s for the 5.3M pieces of 250,000 generated
-        tweets); the rare pieces of several tokens are spliced in afterwards."""
+    def codes(self, pieces):
+        """One code per piece of ``pieces`` (an id, 1, or -1 - i for the ids
+        ``self.several[i]``), by a plain C-level map into an int array."""
         if len(self.several) > self.limit:
             # bounded like the cache, and only here: no code handed out is pending (a restart of
             # the cache during the map below keeps the list, so every code read stays valid)
             self._start()
             self.several = []
-        codes = np.fromiter(map(self.__getitem__, pieces), dtype=np.int64, count=len(pieces))
+        return np.fromiter(map(self.__getitem__, pieces), dtype=np.int64, count=len(pieces))
+
+    def expand(self, codes):
+        """``codes`` with each code of several ids (< 0) replaced by those ids, in place."""
         several = np.flatnonzero(codes < 0)
         if several.size == 0:
             return codes
@@ -251,6 +257,77 @@ class _PieceIds(_PieceCache):
         for start, values in zip(starts[several].tolist(), tuples):
             ids[start:start + len(values)] = values
         return ids
+
+    def ids(self, pieces):
+        """The ids of the kept tokens of ``pieces`` in order (1 where a piece kept none).
+
+        One code per piece is a plain C-level map into an int array (a tuple per piece and
+        their chain took 0.94 s instead of 0.56 s for the 5.3M pieces of 250,000 generated
+        tweets); the rare pieces of several tokens are spliced in afterwards."""
+        return self.expand(self.codes(pieces))
+
+
+class _ByteTokens:
+    """The ids of a lower-cased chunk's kept tokens for one :class:`VocabularyBuilder`, its ASCII
+    pieces tokenised by :func:`~spca_cli.kernels.tokens.scan_chunk` over the chunk's UTF-8
+    bytes, its other pieces by the builder's :class:`_PieceIds` (Python's pattern).
+
+    The kernel numbers tokens in a hash table of its own; each new number is named here once
+    (the token's form under the stop words and English rules, :class:`_Forms`, then its
+    vocabulary id), so a chunk's ids are one gather. On a range of 250,000 generated tweets
+    (ASCII) splitting and looking up 5.3M pieces in Python took 0.28 + 1.23 s of its 2.35 s
+    (the first chunk, all misses, 0.57 s of it); the kernel takes 0.09-0.10 s per chunk of
+    50,000 (7.5 MB), 0.04 s of it cutting and hashing, the rest the table's lookups, and the
+    range 1.45-1.65 s in all (session 10). Documents with non-ASCII text keep their ASCII
+    pieces on this path.
+    """
+
+    def __init__(self, vocab, forms, min_length, piece_ids):
+        self.vocab = vocab
+        self.forms = forms
+        self.min_length = min_length
+        self.piece_ids = piece_ids
+        self.table = new_table()
+        self.n_tokens = 0
+        # code -> vocabulary id: 0 (document boundary) and 1 (dropped) stand for themselves,
+        # token number t is code t + 2
+        self.id_of = np.arange(1 << 15, dtype=np.int64)
+
+    def ids(self, text):
+        """The id stream of ``text`` (a chunk as :meth:`Tokenizer._lowered` makes it): 0
+        between documents, 1 where a piece kept no token, as :meth:`_PieceIds.ids` gives."""
+        # (a lone surrogate, half of an emoji in JSON, survives in a non-ASCII piece)
+        data = text.encode("utf-8", "surrogatepass")
+        codes, spans, *table, n_tokens = scan_chunk(np.frombuffer(data, dtype=np.uint8),
+                                                     self.min_length, *self.table,
+                                                     self.n_tokens)
+        self.table = tuple(table)
+        if n_tokens > self.n_tokens:
+            self._name(n_tokens)
+        if len(spans) == 0:
+            return self.id_of[codes]
+        pieces = np.flatnonzero(codes < 0)
+        ids = self.id_of[np.maximum(codes, 0)]
+        ids[pieces] = self.piece_ids.codes([data[a:b].decode("utf-8", "surrogatepass")
+                                            for a, b in spans.tolist()])
+        return self.piece_ids.expand(ids)
+
+    def _name(self, n_tokens):
+        """Vocabulary ids for the kernel's new token numbers self.n_tokens .. n_tokens - 1."""
+        if n_tokens + 2 > len(self.id_of):
+            grown = np.arange(2 * (n_tokens + 2), dtype=np.int64)
+            grown[:len(self.id_of)] = self.id_of
+            self.id_of = grown
+        _, _, arena, offsets = self.table
+        bounds = offsets[self.n_tokens:n_tokens + 1].tolist()
+        blob = arena[bounds[0]:bounds[-1]].tobytes().decode("ascii")
+        first = bounds[0]
+        tokens = [blob[a - first:b - first] for a, b in zip(bounds[:-1], bounds[1:])]
+        if self.forms is not None:
+            tokens = map(self.forms.__getitem__, tokens)  # '' for a stop word: id 1
+        self.id_of[self.n_tokens + 2:n_tokens + 2] = np.fromiter(
+            map(self.vocab.__getitem__, tokens), dtype=np.int64, count=n_tokens - self.n_tokens)
+        self.n_tokens = n_tokens
 
 
 class Tokenizer:
@@ -339,25 +416,32 @@ class Tokenizer:
 
     def count_chunk(self, texts, builder):
         """Add the counts of ``texts`` to ``builder`` (a :class:`VocabularyBuilder`): the
-        matrix of ``builder.add(self.tokenize_chunk(texts), len(texts))``, by the builder's
-        piece -> ids cache when the chunk takes the piece path without n-grams."""
-        pieces = self._split(texts)
-        if pieces is None or self.ngram_range != (1, 1) or builder.n_documents == 0:
-            # (a builder's first chunk fills the piece cache through the tokens: a small file,
-            # one cold chunk, was 5-13% slower through the ids, whose misses cost more)
-            builder.add(self._terms(texts, pieces), len(texts))
+        matrix of ``builder.add(self.tokenize_chunk(texts), len(texts))``, through the
+        builder's :class:`_ByteTokens` when the chunk takes the piece path without n-grams."""
+        if self.ngram_range != (1, 1):
+            builder.add(self.tokenize_chunk(texts), len(texts))
+            return
+        text = self._lowered(texts)
+        if text is None:
+            builder.add(self._terms(texts, None), len(texts))
         else:
-            builder.add_pieces(pieces, self._pieces, len(texts))
+            builder.add_text(text, self, len(texts))
 
-    def _split(self, texts):
-        """The lower-cased chunk's whitespace-separated pieces, :data:`_MARK` between
-        documents; None when the chunk must take the pattern (a script written without
-        spaces, or a document holding :data:`_MARK`)."""
+    def _lowered(self, texts):
+        """The lower-cased chunk, :data:`_MARK` between documents (with a space on each side);
+        None when the chunk must take the pattern (a script written without spaces, or a
+        document holding :data:`_MARK`)."""
         text = self._preprocess((" " + _MARK + " ").join(texts))
         no_space = not text.isascii() and self._has_no_space(text)
         if no_space or text.count(_MARK) != len(texts) - 1:
             return None
-        return text.split()
+        return text
+
+    def _split(self, texts):
+        """The lower-cased chunk's whitespace-separated pieces, :data:`_MARK` between
+        documents; None when the chunk must take the pattern (:meth:`_lowered`)."""
+        text = self._lowered(texts)
+        return None if text is None else text.split()
 
     def _terms(self, texts, pieces):
         """:meth:`tokenize_chunk` given the chunk's :meth:`_split`."""
@@ -442,6 +526,7 @@ class VocabularyBuilder:
         self._nnz = 0
         self.n_documents = 0
         self._piece_ids = None
+        self._byte_tokens = None
 
     def add(self, tokens, n_documents):
         """Add one chunk: the tokens of ``n_documents`` documents separated by SEPARATOR, or a
@@ -453,16 +538,17 @@ class VocabularyBuilder:
                        for stream in (tokens if isinstance(tokens, tuple) else (tokens,))],
                       n_documents)
 
-    def add_pieces(self, pieces, piece_tokens, n_documents):
-        """Add one chunk given as the whitespace-separated pieces of its lower-cased text
-        (:data:`_MARK` between documents) and the tokenizer's piece -> kept tokens map: the
-        same counts as :meth:`add` of their tokens (see :class:`_PieceIds`)."""
+    def add_text(self, text, tokenizer, n_documents):
+        """Add one chunk given as its lower-cased text (:meth:`Tokenizer._lowered`): the same
+        counts as :meth:`add` of its tokens (see :class:`_ByteTokens`)."""
         if n_documents == 0:
             return
-        cache = self._piece_ids
-        if cache is None or cache.piece_tokens is not piece_tokens:
-            cache = self._piece_ids = _PieceIds(self._vocab, piece_tokens)
-        self._add_ids([cache.ids(pieces)], n_documents)
+        tokens = self._byte_tokens
+        if tokens is None or tokens.piece_ids.piece_tokens is not tokenizer._pieces:
+            self._piece_ids = _PieceIds(self._vocab, tokenizer._pieces)
+            tokens = self._byte_tokens = _ByteTokens(self._vocab, tokenizer._forms,
+                                                     tokenizer.min_length, self._piece_ids)
+        self._add_ids([tokens.ids(text)], n_documents)
 
     def _add_ids(self, streams, n_documents):
         """Add one chunk given as id streams (0 between documents, 1 for a dropped token)."""
@@ -502,35 +588,54 @@ class VocabularyBuilder:
         return merge_parts([self.part()])
 
 
-def merge_parts(parts):
+def merge_parts(parts, min_count=1):
     """Stack the counts of several :meth:`VocabularyBuilder.part` results (documents in the
     order given) into one csr_array (float64) over the union of their words, sorted
-    alphabetically, as one builder fed all the chunks would give.
+    alphabetically, as one builder fed all the chunks would give; with ``min_count`` > 1 the
+    words found in fewer documents are left out (:func:`filter_words`'s ``min_count``, applied
+    here while the rows are copied: on 1M clustered tweets merging then filtering took 0.49 +
+    0.54 s, most of it passes over all 17.7M entries that this one pass replaces).
 
     ``parts`` is emptied as it is consumed, so each part's arrays can be freed early.
     """
     parts = list(parts)
     vocabulary, inverse = np.unique(np.concatenate([p[0] for p in parts]) if parts
                                     else np.zeros(0, dtype=str), return_inverse=True)
+    # each part's id -> its word in the union (ids 0 and 1, separator and empty token: -1)
+    word_of = []
+    documents = np.zeros(len(vocabulary), dtype=np.int64)
+    first_word = 0
+    for words, _, p_indices, _, _ in parts:
+        union_id = np.full(len(words) + 2, -1, dtype=np.int64)
+        union_id[2:] = inverse[first_word:first_word + len(words)]
+        first_word += len(words)
+        word_of.append(union_id)
+        # a part holds each word once: its words' documents add up
+        documents[union_id[2:]] += word_documents(p_indices, len(words) + 2)[2:]
+    keep = documents >= min_count if min_count > 1 else np.ones(len(vocabulary), dtype=bool)
+    column = np.where(keep, np.cumsum(keep) - 1, -1)
+    vocabulary = vocabulary[keep]
+    columns = []
+    while word_of:
+        union_id = word_of.pop(0)
+        part_column = np.full(len(union_id), -1, dtype=np.int64)
+        part_column[2:] = column[union_id[2:]]
+        columns.append(part_column)
+    lengths = [kept_lengths(p[1], p[2], c) for p, c in zip(parts, columns)]
     n_documents = sum(p[4] for p in parts)
-    nnz = sum(len(p[2]) for p in parts)
+    nnz = int(sum(int(n.sum()) for n in lengths))
     # int32 index arrays while they fit (as scipy itself picks), half the memory of int64
     index_dtype = np.int32 if nnz < 2 ** 31 - 1 else np.int64
     indptr = np.zeros(n_documents + 1, dtype=index_dtype)
+    np.cumsum(np.concatenate(lengths) if lengths else np.zeros(0, np.int64), out=indptr[1:])
     indices = np.empty(nnz, dtype=np.int32)
     data = np.empty(nnz, dtype=np.float64)
-    row = at = first_word = 0
+    row = 0
     while parts:
-        words, p_indptr, p_indices, p_data, n_docs = parts.pop(0)
-        new_id = np.zeros(len(words) + 2, dtype=np.int32)  # ids 0, 1: separator, empty token
-        new_id[2:] = inverse[first_word:first_word + len(words)]
-        first_word += len(words)
-        indices[at:at + len(p_indices)] = new_id[p_indices]
-        data[at:at + len(p_data)] = p_data
-        indptr[row + 1:row + n_docs + 1] = p_indptr[1:] + at
+        _, p_indptr, p_indices, p_data, n_docs = parts.pop(0)
+        merge_rows(p_indptr, p_indices, p_data, columns.pop(0), indptr[row:row + n_docs + 1],
+                   indices, data)
         row += n_docs
-        at += len(p_indices)
-    sort_rows(indptr, indices, data)
     S = sp.csr_array((data, indices, indptr), shape=(n_documents, len(vocabulary)))
     S.has_sorted_indices = True
     return S, vocabulary
