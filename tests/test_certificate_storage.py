@@ -159,13 +159,25 @@ def test_parallel_columns_equal_serial_ones_exactly(kos_S):
     assert np.array_equal(serial, (kos_S.T @ kos_S[:, idx]).toarray().T)
 
 
-def test_csc_copy_has_32_bit_positions_and_exact_products(kos_S):
-    backend = backend_module.LocalBackend(S=kos_S)
+@pytest.mark.parametrize("binary", [False, True])
+def test_csc_copy_has_32_bit_positions_and_exact_products(kos_S, binary):
+    """The counting-sort CSC equals SciPy's (rows sorted in each column), with 32-bit positions;
+    a binary S lends its own value array (all 1) instead of a copy."""
+    S = kos_S.copy()
+    if binary:
+        S.data[:] = 1.0
+    backend = backend_module.LocalBackend(S=S)
     idx = np.array([5, 17, 300], dtype=np.int64)
     w = np.array([1.0, -2.0, 0.5])
     cols = backend.columns(idx)
-    assert backend._documents_by_word().indices.dtype == np.int32
-    dense = (kos_S.T @ kos_S[:, idx]).toarray()
+    cindptr, cindices, cdata = backend._documents_by_word()
+    expected = sp.csc_array(S)
+    expected.sort_indices()
+    assert cindices.dtype == np.uint32
+    assert np.array_equal(cindptr, expected.indptr) and np.array_equal(cindices, expected.indices)
+    assert np.array_equal(cdata, expected.data)
+    assert (cdata is backend.S.data) == binary
+    dense = (S.T @ S[:, idx]).toarray()
     assert np.array_equal(cols, dense)
     np.testing.assert_allclose(backend.sparse_matvec(idx, w), dense @ w, rtol=1e-12)
     np.testing.assert_array_equal(backend.submatrix(idx), dense[idx])

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spca_cli.corpus.tokenize import SEPARATOR, VocabularyBuilder, filter_words, merge_parts
+from spca_cli.corpus.tokenize import (SEPARATOR, VocabularyBuilder, apply_weighting,
+                                      filter_words, merge_parts)
 from spca_cli.kernels.counts import count_rows
 
 STREAMS = st.lists(st.integers(min_value=0, max_value=9), max_size=200)
@@ -84,6 +85,12 @@ def test_merging_with_min_count_equals_filtering_after_the_merge(documents, min_
         frequent = {w: c for w, c in words.items()
                     if sum(w in d for d in documents) >= min_count}
         assert got == frequent
+    binary, binary_vocabulary = merge_parts(_builder_parts(documents), min_count, binary=True)
+    weighted = apply_weighting(expected, "binary")
+    assert binary_vocabulary.tolist() == vocabulary.tolist()
+    assert np.array_equal(binary.indices, weighted.indices)
+    assert np.array_equal(binary.data, weighted.data) and np.all(binary.data == 1.0)
+    assert apply_weighting(binary, "binary") is binary  # binary already: not copied
 
 
 def test_merge_of_airline_style_parts_drops_rare_words():

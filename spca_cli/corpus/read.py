@@ -325,7 +325,8 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         counted = not contains
         S, vocabulary, times, offsets, meta, (texts, ids) = _stream(
             paths, kind, analyzer, lo, hi, text_column, time_column, progress, lang,
-            min_count=int(settings["min_count"]) if counted else 1)
+            min_count=int(settings["min_count"]) if counted else 1,
+            binary=settings["weighting"] == "binary")
         options.update(meta)
         min_length_applied = True
 
@@ -480,9 +481,11 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
 
 
 def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, languages=(),
-            min_count=1):
+            min_count=1, binary=False):
     """Tokenise the documents of ``paths`` chunk by chunk into counts (S, vocabulary, times),
-    without the words of fewer than ``min_count`` documents.
+    without the words of fewer than ``min_count`` documents; with ``binary`` each count is 1
+    (what the binary weighting makes of them: ``contains`` and the word filters see only
+    which entries are nonzero).
 
     Big uncompressed JSON-lines and text files are split into byte ranges of whole lines read
     by worker processes (:data:`PARALLEL_MIN_BYTES`); every other file, and any file whose
@@ -525,7 +528,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
         logger.warning("%s: dropped %d runs of Lao, Khmer or Myanmar text longer than %d "
                        "characters (no word segmenter for these scripts)", paths[0],
                        analyzer.segmenter.dropped, UNSEGMENTED_MAX)
-    S, vocabulary = merge_parts(parts, min_count)
+    S, vocabulary = merge_parts(parts, min_count, binary)
     if all_timed and epochs:
         times = np.concatenate(epochs).astype(np.int64)
         tz = np.concatenate(offsets).astype(np.int32)
