@@ -98,3 +98,15 @@ def test_merge_of_airline_style_parts_drops_rare_words():
     S, vocabulary = merge_parts(_builder_parts(documents), 2)
     assert vocabulary.tolist() == ["gate", "late"]
     assert S.toarray().tolist() == [[1, 0], [1, 0], [0, 1], [1, 1]]
+
+
+def test_parts_narrow_their_counts_and_merge_them_exactly():
+    """Counts below 256 travel as uint8, below 65,536 as uint16; the merge gives them back."""
+    for repeats, dtype in ((3, np.uint8), (300, np.uint16), (70_000, np.int32)):
+        builder = VocabularyBuilder()
+        builder.add(["gate"] * repeats + ["crew", SEPARATOR, "gate"], 2)
+        part = builder.part()
+        assert part[3].dtype == dtype
+        S, vocabulary = merge_parts([part])
+        assert vocabulary.tolist() == ["crew", "gate"]
+        assert S.dtype == np.float64 and S.toarray().tolist() == [[1, repeats], [0, 1]]

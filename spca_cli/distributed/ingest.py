@@ -131,7 +131,8 @@ def _read_partition(part, analyzer_settings, lo, hi, text_column, time_column, l
                                           analyzer, lo, hi, part.path, documents)
     words, indptr, indices, data, n_documents = builder.part()
     # builder ids 0 and 1 are the separator and the empty token: columns start at id 2
-    S = sp.csr_array((data, indices - 2, indptr), shape=(n_documents, len(words)))
+    # (int32 counts, as the blocks have always held them: part() narrows them for transfer)
+    S = sp.csr_array((data.astype(np.int32), indices - 2, indptr), shape=(n_documents, len(words)))
     texts, ids = _merge_documents(documents) if documents else (None, None)
     times = tz = None
     if timed and epochs:
