@@ -1,0 +1,102 @@
+"""Review of the byte tokenizer (``spca_cli.kernels.tokens.scan_chunk`` through
+``Tokenizer.count_chunk``): edges the other tests leave out, all of which held.
+
+- the kernel alone against the chunk pattern, token by token and in order, on documents of
+  every ASCII byte but NUL and the URL / mention / apostrophe fragments, with a table so small
+  that every one of its arrays grows (slots rehashed, hashes and offsets, arena) many times;
+- the table and ``_ByteTokens.id_of`` grown past their first sizes (more than 32,768
+  distinct tokens) across chunks fed to one builder, and tokens longer than the first arena;
+- lone surrogates, NUL inside a document, empty documents and chunks, characters whose
+  ``lower()`` is ASCII (KELVIN SIGN) or longer (U+0130), U+2019 under the English rules.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+
+import numpy as np
+import pytest
+
+from spca_cli.corpus.tokenize import SEPARATOR, Tokenizer, VocabularyBuilder, merge_parts
+from spca_cli.kernels.tokens import new_table, scan_chunk
+
+FRAGMENTS = [chr(c) for c in range(1, 128)] + [
+    "http://", "https://", "www.", "http:/", "https:/", "www", "@_", "@", "'", "''", "n't",
+    "'s", "abc", "h", "w", "t", "p", "s", ":", "/", ".", "a", "z", "0", "_"]
+
+
+def _same_counts(chunks, min_length, stopwords):
+    """count_chunk (the byte kernel) and add(tokenize_chunk) and add(_tokens_by_pattern) give
+    the same merged matrix and words over ``chunks`` fed to one builder each."""
+    tokenizer = Tokenizer(min_length, stopwords)
+    by_bytes, by_pieces, by_re = VocabularyBuilder(), VocabularyBuilder(), VocabularyBuilder()
+    for texts in chunks:
+        tokenizer.count_chunk(texts, by_bytes)
+        by_pieces.add(tokenizer.tokenize_chunk(texts), len(texts))
+        by_re.add(tokenizer._tokens_by_pattern(texts), len(texts))
+    (S, words) = merge_parts([by_re.part()])
+    for builder in (by_bytes, by_pieces):
+        assert builder.n_documents == by_re.n_documents
+        got, got_words = merge_parts([builder.part()])
+        assert got_words.tolist() == words.tolist()
+        assert got.shape == S.shape and (got != S).nnz == 0
+
+
+@pytest.mark.parametrize("min_length", [1, 2, 3, 7])
+def test_kernel_gives_the_tokens_of_the_pattern_in_order_with_a_tiny_table(min_length):
+    rng = random.Random(min_length)
+    tokenizer = Tokenizer(min_length, "none")
+    table = new_table(slots=4, arena=1, tokens=1)
+    n_tokens = 0
+    names = []
+    for _ in range(4):  # one table over several chunks
+        docs = ["".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(0, 40)))
+                for _ in range(1500)]
+        text = tokenizer._lowered(docs)
+        assert text is not None and text.isascii()
+        codes, spans, *table, n_tokens = scan_chunk(
+            np.frombuffer(text.encode(), dtype=np.uint8), min_length, *table, n_tokens)
+        assert len(spans) == 0
+        _, _, arena, offsets = table
+        names += [arena[offsets[t]:offsets[t + 1]].tobytes().decode()
+                  for t in range(len(names), n_tokens)]
+        got = [SEPARATOR if c == 0 else names[c - 2] for c in codes.tolist()]
+        assert got == [t for t in tokenizer._tokens_by_pattern(docs) if t]
+    assert len(set(names)) == len(names) == n_tokens > 100
+
+
+def test_tables_grown_past_their_first_size_across_chunks():
+    rng = random.Random(0)
+    words = sorted({"".join(rng.choice(string.ascii_lowercase) for _ in range(6))
+                    for _ in range(40_000)})
+    assert len(words) > 32_768 + 2
+    half = len(words) // 2
+    chunks = [[" ".join(words[:half]), "first"],
+              [" ".join(words[half:]), "x " + " ".join(words[::7]), "it's words'"]]
+    _same_counts(chunks, 3, "english")
+
+
+def test_tokens_longer_than_the_arena():
+    """Tokens past the first arena (1 MB), in a builder of few words: a part's words are a
+    numpy str array padded to its longest word (4 bytes a character for every word), so a long
+    token among many words costs words x length x 4 bytes in any path (see the review notes)."""
+    long = "k" * ((1 << 20) + 5)
+    chunks = [["a " + long, "gate " + long[:-1] + "'s"], ["b" * (1 << 20) + "'s delay", long]]
+    _same_counts(chunks, 3, "english")
+
+
+@pytest.mark.parametrize("stopwords", ["none", "english", "english-2013"])
+@pytest.mark.parametrize("min_length", [1, 3])
+def test_unusual_text(stopwords, min_length):
+    chunks = [
+        [],
+        [""],
+        ["", "", ""],
+        ["half an emoji \ud83d in json", "\ud83d\ude00pair", "abc\udcff def"],
+        ["nul\x00inside a document", "other words"],  # the pattern path
+        ["\u212aelvin sign lowers to ascii", "\u0130stanbul lower() grows", "DON\u2019T it\u2019s"],
+        ["end http://", "https:/ half", "www without dot", "at end @", "@_under x@y"],
+        ["\x1e\x1c\x1f\x0b\x0c\r\n\t sep", "\x7f\x01ctl\x1b words\x08", "\x85nel\xa0nbsp"],
+    ]
+    _same_counts(chunks, min_length, stopwords)
