@@ -10,6 +10,7 @@ of near-equal eigenvalues; both over a Zipf background of 50,000 words, see
   (process wall time with imports, peak RSS from ``wait4``);
 * ``scikit-learn ingest``: the plain alternative, ``json.loads`` per line and
   ``CountVectorizer(min_df=2, binary=True).fit_transform`` (process wall time with imports);
+  these two are run :data:`REPEATS` times, alternating, and the best time of each is compared;
 * ``topics after ingest``: in one child, ``read_corpus`` then ``run_topics`` with the same
   options; eigen + solve + certificate seconds, the sparse products with S of every eigen call;
 * ``scikit-learn NMF(5)``: ``NMF(n_components=5, random_state=0).fit`` on the same matrix S in
@@ -34,6 +35,10 @@ from bench.bench_scale import _peak_mb, _spawn, corpus_file
 K, COMPONENTS, RANK = 10, 5, 2
 DEFAULT = ["tweets-1M", "clustered-1M"]
 E2E_TARGET, TOPICS_TARGET, PRODUCTS_TARGET, MEMORY_TARGET_MB = 0.8, 0.25, 100, 1500
+# End to end and the scikit-learn ingest are each run this many times, alternating, and the
+# best of each is compared (as timeit does): the host's slow spells moved one process by up to
+# 30% between runs, which the target's margin cannot absorb for a single draw of each
+REPEATS = 2
 
 
 def child_sklearn_ingest(path):
@@ -95,6 +100,10 @@ def _child(args):
     return json.loads(stdout.strip().splitlines()[-1]), wall, peak
 
 
+def _runs(seconds):
+    return "/".join(f"{s:.2f}" for s in seconds) + " s"
+
+
 def _verdict(ok):
     return "met" if ok else "NOT met"
 
@@ -103,11 +112,16 @@ def measure(name, cache, rows):
     info = corpus_file(name, cache)
     path = info["path"]
     spca = os.path.join(os.path.dirname(sys.executable), "spca")
-    stdout, e2e, e2e_mb = _spawn([spca, "topics", path, "--solver", "spannogram", "--rank",
-                                  str(RANK), "-k", str(K), "-c", str(COMPONENTS), "--format",
-                                  "json", "--quiet"])
-    doc = json.loads(stdout)
-    sk, sk_wall, sk_mb = _child(["sklearn-ingest", path])
+    e2e_runs, sk_runs = [], []
+    for _ in range(REPEATS):  # alternating, so a slow spell of the host hits both
+        stdout, wall, e2e_mb = _spawn([spca, "topics", path, "--solver", "spannogram", "--rank",
+                                       str(RANK), "-k", str(K), "-c", str(COMPONENTS),
+                                       "--format", "json", "--quiet"])
+        e2e_runs.append(wall)
+        doc = json.loads(stdout)
+        sk, wall, sk_mb = _child(["sklearn-ingest", path])
+        sk_runs.append(wall)
+    e2e, sk_wall = min(e2e_runs), min(sk_runs)
     tp, _, tp_mb = _child(["topics", path])
     planted = [set(t) for t in info["topics"]]
     found = sum(any(set(c["words"]) == t for c in doc["components"]) for t in planted)
@@ -118,10 +132,11 @@ def measure(name, cache, rows):
     rows.append((label, "spca end to end (process)", e2e, f"{e2e / sk_wall:.2f}x sklearn ingest",
                  f"<= {E2E_TARGET}x: {_verdict(e2e <= E2E_TARGET * sk_wall)}",
                  f"{doc['input']['documents']:,} docs x {doc['input']['words']:,} words; "
-                 f"planted topics found {found}/{len(planted)}"))
+                 f"planted topics found {found}/{len(planted)}; runs {_runs(e2e_runs)}"))
     rows.append((label, "scikit-learn ingest (process)", sk_wall, "1.00x", "",
                  f"json + CountVectorizer(min_df=2, binary=True): {sk['shape'][0]:,} x "
-                 f"{sk['shape'][1]:,}, {sk['nnz']:,} nnz; peak {sk_mb:,.0f} MB"))
+                 f"{sk['shape'][1]:,}, {sk['nnz']:,} nnz; peak {sk_mb:,.0f} MB; runs "
+                 f"{_runs(sk_runs)}"))
     rows.append((label, "spca ingest (read_corpus)", tp["ingest"],
                  f"{tp['ingest'] / sk_wall:.2f}x sklearn ingest", "",
                  f"{tp['shape'][0]:,} x {tp['shape'][1]:,}, {tp['nnz']:,} nnz"))

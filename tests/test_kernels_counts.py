@@ -110,3 +110,30 @@ def test_parts_narrow_their_counts_and_merge_them_exactly():
         S, vocabulary = merge_parts([part])
         assert vocabulary.tolist() == ["crew", "gate"]
         assert S.dtype == np.float64 and S.toarray().tolist() == [[1, repeats], [0, 1]]
+
+
+def test_words_over_the_longest_are_dropped_by_every_path():
+    """A 257-letter run is a blob, not a word: dropped through the byte kernel, Python's pattern
+    (a non-ASCII piece) and the token lists of n-grams alike; 256 letters is still a word. The
+    vocabulary's array is then never padded to a blob's length (a 3 MB token beside 40,000 words
+    asked for 469 GiB)."""
+    from spca_cli.corpus.tokenize import MAX_WORD_LENGTH, Tokenizer
+
+    longest, blob = "a" * MAX_WORD_LENGTH, "b" * (MAX_WORD_LENGTH + 1)
+    texts = [f"gate {longest} {blob}", f"{blob}é crew {blob}", f"late {blob}-gate"]
+    for ngrams in ((1, 1), (1, 2)):
+        builder = VocabularyBuilder()
+        Tokenizer(3, "none", ngrams).count_chunk(texts, builder)
+        _, vocabulary = merge_parts([builder.part()])
+        words = vocabulary.tolist()
+        assert longest in words and not any(w.startswith("b") for w in words)
+        assert {"gate", "crew", "late"} <= set(words)
+        assert max(map(len, words)) == (MAX_WORD_LENGTH if ngrams == (1, 1)
+                                        else len(f"gate {longest}"))
+        if ngrams == (1, 2):  # the blob goes before the bigrams are formed, as a stop word
+            assert "late gate" in words and "crew" in words
+    builder = VocabularyBuilder()
+    Tokenizer(3).count_chunk([" ".join(f"w{i}x" for i in range(40_000)), "z" * 3_000_000],
+                             builder)
+    words = builder.part()[0]
+    assert len(words) == 40_000 and words.itemsize <= 4 * 8

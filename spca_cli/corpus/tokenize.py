@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import defaultdict
 from itertools import chain
 
 import numpy as np
@@ -489,7 +488,8 @@ class Tokenizer:
 
     def _ngrams(self, tokens):
         """One stream per n of the n-gram range, over the kept tokens of each document."""
-        kept = [t for t in tokens if t]
+        # a word over MAX_WORD_LENGTH goes as a stop word does, before the n-grams are formed
+        kept = [t for t in tokens if t and len(t) <= MAX_WORD_LENGTH]
         low, high = self.ngram_range
         streams = [kept] if low == 1 else []
         for n in range(max(low, 2), high + 1):
@@ -505,21 +505,50 @@ def make_analyzer(min_length=3, stopwords=None, ngram_range=(1, 1)):
     return Tokenizer(min_length, stopwords, ngram_range)
 
 
+# Longest word kept, in characters: a longer run of letters is a blob (base64, minified code, a
+# stretched "haaaa...a"), not a word. Kept, it would also pad every word of the vocabulary's numpy
+# array to its length (4 bytes a character: one 3 MB token beside 40,000 words asked for 469 GiB,
+# found by session 10's review). No tweet can hold a longer hashtag (280 characters in all).
+MAX_WORD_LENGTH = 256
+
+
+class _Vocabulary(dict):
+    """token -> id in order of first appearance: 0 the document separator, 1 a dropped token (the
+    empty one, or a word longer than :data:`MAX_WORD_LENGTH`), then each new term at its first
+    lookup, so mapping a whole chunk of tokens to ids is one C-level ``map`` (the trick of
+    scikit-learn's ``CountVectorizer._count_vocab``). ``words[i]`` is the term of id i + 2.
+    A too-long word is not stored: it costs a call each time, and memory never holds it. (An
+    n-gram, whose words are joined by spaces, was formed from words that passed the same test
+    in :meth:`Tokenizer._ngrams`; a word never holds a space.)"""
+
+    def __init__(self):
+        super().__init__({SEPARATOR: 0, "": 1})
+        self.words = []
+
+    def __missing__(self, token):
+        if len(token) > MAX_WORD_LENGTH and " " not in token:
+            return 1
+        self.words.append(token)
+        self[token] = len(self.words) + 1
+        return len(self.words) + 1
+
+    @property
+    def n_ids(self):
+        """One more than the largest id given."""
+        return len(self.words) + 2
+
+
 class VocabularyBuilder:
     """Accumulate tokenised chunks into one CSR matrix of counts.
 
-    Word ids are given in order of first appearance through a ``defaultdict`` whose default
-    factory is its own ``__len__`` (the trick scikit-learn's ``CountVectorizer._count_vocab``
-    uses), so mapping a whole chunk of tokens to ids is one C-level ``map``. Id 0 is the document
-    separator and id 1 the empty token of a dropped URL or mention. Each chunk is turned into
-    CSR pieces at once, so memory holds the counts, never the text.
+    Word ids are given in order of first appearance by a :class:`_Vocabulary`, so mapping a
+    whole chunk of tokens to ids is one C-level ``map``. Id 0 is the document separator and id 1
+    a dropped token (a URL, a mention, a word over :data:`MAX_WORD_LENGTH`). Each chunk is
+    turned into CSR pieces at once, so memory holds the counts, never the text.
     """
 
     def __init__(self):
-        self._vocab = defaultdict()
-        self._vocab.default_factory = self._vocab.__len__
-        self._vocab[SEPARATOR]  # id 0
-        self._vocab[""]  # id 1
+        self._vocab = _Vocabulary()
         self._indptr = [np.zeros(1, dtype=np.int64)]
         self._indices = []
         self._data = []
@@ -552,7 +581,7 @@ class VocabularyBuilder:
 
     def _add_ids(self, streams, n_documents):
         """Add one chunk given as id streams (0 between documents, 1 for a dropped token)."""
-        n_words = len(self._vocab)
+        n_words = self._vocab.n_ids
         rows = [count_rows(ids, n_words) for ids in streams]
         if len(rows) == 1:
             indptr, indices, counts = rows[0]
@@ -578,7 +607,7 @@ class VocabularyBuilder:
         unsigned type that holds them (a tweet repeats a word fewer than 256 times: a quarter
         of the 17.7 MB of int32 counts a worker of the parallel ingest sends per 250,000
         tweets)."""
-        words = np.array(list(self._vocab)[2:], dtype=str)
+        words = np.array(self._vocab.words, dtype=str)
         indices = np.concatenate(self._indices) if self._indices else np.zeros(0, np.int32)
         data = np.concatenate(self._data) if self._data else np.zeros(0, np.int32)
         largest = int(data.max(initial=0))
