@@ -112,6 +112,8 @@ def test_parallel_ingest_equals_serial(tmp_path, parallel, monkeypatch, options)
     assert np.array_equal(fast.times, slow.times)
     assert np.array_equal(fast.tz_offsets, slow.tz_offsets)
     assert fast.options == slow.options
+    assert fast.texts == slow.texts and fast.ids == slow.ids  # each document's text and id
+    assert len(fast.texts) == fast.S.shape[0] and fast.texts[17] == slow.texts[17]
 
 
 def test_parallel_ingest_reports_bad_lines_like_serial(tmp_path, parallel):
@@ -134,3 +136,4 @@ def test_parallel_plain_text(tmp_path, parallel, monkeypatch):
     slow = read_corpus(tmp_path / "docs.txt")
     assert fast.S.shape == slow.S.shape == (5000, slow.S.shape[1])
     assert (fast.S != slow.S).nnz == 0 and np.array_equal(fast.vocabulary, slow.vocabulary)
+    assert fast.texts == slow.texts and fast.texts[1] == "alpha beta1 gamma1"
