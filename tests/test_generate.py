@@ -116,6 +116,28 @@ def test_parallel_ingest_equals_serial(tmp_path, parallel, monkeypatch, options)
     assert len(fast.texts) == fast.S.shape[0] and fast.texts[17] == slow.texts[17]
 
 
+@pytest.mark.parametrize("how", ["shared", "one range sent", "no memfd"])
+def test_parallel_texts_through_shared_memory_or_the_pool(tmp_path, parallel, monkeypatch, how):
+    """The workers write their texts into one shared memory file, moved together by the parent;
+    a range whose texts would not fit (simulated) or a system without memfd_create sends them
+    through the pool: the same texts and ids as a serial read every way."""
+    out = write_corpus(tmp_path / "t.jsonl", documents=3000, words=700, topics=2, seed=5)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1 << 62)
+    slow = read_corpus(out.path)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    if how == "one range sent":
+        write = parallel._SharedTexts.write
+        monkeypatch.setattr(parallel._SharedTexts, "write", staticmethod(
+            lambda fd, byte_range, documents: documents if byte_range[0] == 0
+            else write(fd, byte_range, documents)))
+    elif how == "no memfd":
+        monkeypatch.setattr(parallel._SharedTexts, "available", staticmethod(lambda: False))
+    fast = read_corpus(out.path)
+    assert fast.texts == slow.texts and fast.ids == slow.ids
+    assert (fast.S != slow.S).nnz == 0
+    assert [fast.texts[i] for i in (0, 1499, 2999)] == [slow.texts[i] for i in (0, 1499, 2999)]
+
+
 def test_parallel_ingest_reports_bad_lines_like_serial(tmp_path, parallel):
     """A bad line in a later byte range is reported with its line number in the whole file."""
     out = write_corpus(tmp_path / "t.jsonl", documents=3000, words=500, seed=4)

@@ -85,6 +85,8 @@ class Strings:
         parts = list(parts)
         if not parts:
             return Strings()
+        if len(parts) == 1:
+            return parts[0]  # (immutable: shared, not copied)
         blob = np.concatenate([p.blob for p in parts])
         shifts = np.cumsum([0] + [len(p.blob) for p in parts[:-1]])
         offsets = np.concatenate([parts[0].offsets[:1]]
