@@ -235,9 +235,30 @@ def _fewest_classes(Vc, norms, mult, k, tol, rng, tries=64):
     directions /= np.linalg.norm(directions, axis=1)[:, None]
     if int(mult.sum()) < k:
         return 0  # fewer than k words: nothing to say
+    # the classes come by decreasing norm and |V_j c| <= ||V_j||: a direction's k-th largest
+    # over the leading classes is its k-th largest over all of them as soon as it is at least
+    # the next class's norm; only the other directions look at every class (50,000 classes, 66
+    # directions: 0.085 s a call, five calls a topics run, against about 0.01 s)
+    head = min(len(mult), max(4 * k, _FEWEST_HEAD))
+    kth = _kth_amplitudes(directions, Vc[:head], mult[:head], k)
+    if head < len(mult):
+        loose = kth < norms[head]
+        if np.any(loose):
+            kth[loose] = _kth_amplitudes(directions[loose], Vc, mult, k)
+    upper = float(kth.min())
+    return int(np.sum(norms >= upper - 4.0 * tol))
+
+
+# classes looked at first by _fewest_classes (at least 4 k, which hold at least k words)
+_FEWEST_HEAD = 2048
+
+
+def _kth_amplitudes(directions, Vc, mult, k):
+    """For each direction c: the k-th largest |V_j c| over the words, each class counted with its
+    multiplicity (the classes must hold at least k words)."""
     amp = np.abs(directions @ Vc.T)  # (directions, classes): each row contiguous
-    # the k-th largest over words, classes counted with their multiplicity, is reached within
-    # the k largest classes (each holds at least one word): select those, then sort only them
+    # the k-th largest over words is reached within the k largest classes (each holds at least
+    # one word): select those, then sort only them
     top = min(k, len(mult))
     idx = np.argpartition(-amp, top - 1, axis=1)[:, :top]
     vals = np.take_along_axis(amp, idx, axis=1)
@@ -245,8 +266,7 @@ def _fewest_classes(Vc, norms, mult, k, tol, rng, tries=64):
     vals = np.take_along_axis(vals, order, axis=1)
     words = np.cumsum(mult[np.take_along_axis(idx, order, axis=1)], axis=1)
     reach = np.argmax(words >= k, axis=1)  # first class where the count of words reaches k
-    upper = float(vals[np.arange(len(vals)), reach].min())
-    return int(np.sum(norms >= upper - 4.0 * tol))
+    return vals[np.arange(len(vals)), reach]
 
 
 def _refusal(d, k, words, points, floor=False):
