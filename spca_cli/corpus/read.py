@@ -467,7 +467,7 @@ class _SharedTexts:
         with mmap.mmap(fd, 0) as shared:
             at = start
             for texts, _ in documents:
-                shared[at:at + len(texts.blob)] = texts.blob.tobytes()
+                shared[at:at + len(texts.blob)] = memoryview(texts.blob)
                 offsets.append(texts.offsets[1:] + (at - start))
                 at += len(texts.blob)
         ids = [i for _, i in documents]
@@ -543,7 +543,8 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     analyzer.count_chunk(["warm up"], VocabularyBuilder())
     results = []
     skipped = 0
-    shared = _SharedTexts(os.path.getsize(path)) if _SharedTexts.available() else None
+    # (as long as the ranges planned: every range writes within its own bytes)
+    shared = _SharedTexts(ranges[-1][1]) if _SharedTexts.available() and ranges else None
     try:
         with ProcessPoolExecutor(max_workers=min(_n_workers(), len(ranges)),
                                  mp_context=context) as pool:

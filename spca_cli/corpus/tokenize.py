@@ -203,18 +203,15 @@ class _PieceIds(_PieceCache):
     """A piece -> a code for the vocabulary ids of its kept tokens, for one
     :class:`VocabularyBuilder`: the id itself for a piece of one token (most are), id 1 (the
     empty token, dropped) for a piece of none, and -1 - i for a piece of several, whose ids
-    are ``self.several[i]`` (:meth:`ids`).
+    are ``self.several[i]`` (:meth:`expand`). It serves the pieces :class:`_ByteTokens` leaves
+    to Python (those with non-ASCII text).
 
-    A chunk's ids are then one C-level pass over its pieces, without a list of token strings
-    and without a second lookup of each token (read_corpus of 250,000 generated tweets spent
-    0.64 s in that lookup and 1.15 s building the token list, of 4.0 s; one such range 4.65 ->
-    4.41 s CPU, medians of four alternating runs, session 8). A new piece takes its tokens from
-    the tokenizer's :class:`_Pieces` and gives each new token the next id, so ids come in order
-    of first appearance as through :meth:`VocabularyBuilder.add`; bounded like :class:`_Pieces`
-    (ids of the vocabulary never change, so an entry dropped and made again comes back equal).
-    A builder's first chunk goes through :meth:`VocabularyBuilder.add` and fills the
-    tokenizer's cache, so the misses here are mostly lookups there
-    (:meth:`Tokenizer.count_chunk`).
+    The pieces' ids are then one C-level pass over them, without a list of token strings and
+    without a second lookup of each token (read_corpus of 250,000 generated tweets spent 0.64 s
+    in that lookup and 1.15 s building the token list, of 4.0 s, when every piece came this way,
+    session 8). A new piece takes its tokens from the tokenizer's :class:`_Pieces` and gives each
+    new token the next id; bounded like :class:`_Pieces` (ids of the vocabulary never change, so
+    an entry dropped and made again comes back equal).
     """
 
     def __init__(self, vocab, piece_tokens, limit=PIECE_CACHE_MAX):
@@ -235,7 +232,9 @@ class _PieceIds(_PieceCache):
 
     def codes(self, pieces):
         """One code per piece of ``pieces`` (an id, 1, or -1 - i for the ids
-        ``self.several[i]``), by a plain C-level map into an int array."""
+        ``self.several[i]``), by a plain C-level map into an int array (a tuple per piece and
+        their chain took 0.94 s instead of 0.56 s for the 5.3M pieces of 250,000 generated
+        tweets); :meth:`expand` splices in the rare pieces of several tokens."""
         if len(self.several) > self.limit:
             # bounded like the cache, and only here: no code handed out is pending (a restart of
             # the cache during the map below keeps the list, so every code read stays valid)
@@ -244,7 +243,8 @@ class _PieceIds(_PieceCache):
         return np.fromiter(map(self.__getitem__, pieces), dtype=np.int64, count=len(pieces))
 
     def expand(self, codes):
-        """``codes`` with each code of several ids (< 0) replaced by those ids, in place."""
+        """``codes`` with each code of several ids (< 0) replaced by those ids (a longer array
+        then; ``codes`` itself when there is none)."""
         several = np.flatnonzero(codes < 0)
         if several.size == 0:
             return codes
@@ -256,14 +256,6 @@ class _PieceIds(_PieceCache):
         for start, values in zip(starts[several].tolist(), tuples):
             ids[start:start + len(values)] = values
         return ids
-
-    def ids(self, pieces):
-        """The ids of the kept tokens of ``pieces`` in order (1 where a piece kept none).
-
-        One code per piece is a plain C-level map into an int array (a tuple per piece and
-        their chain took 0.94 s instead of 0.56 s for the 5.3M pieces of 250,000 generated
-        tweets); the rare pieces of several tokens are spliced in afterwards."""
-        return self.expand(self.codes(pieces))
 
 
 class _ByteTokens:
@@ -294,7 +286,7 @@ class _ByteTokens:
 
     def ids(self, text):
         """The id stream of ``text`` (a chunk as :meth:`Tokenizer._lowered` makes it): 0
-        between documents, 1 where a piece kept no token, as :meth:`_PieceIds.ids` gives."""
+        between documents, 1 where a piece kept no token, as the pattern would give them."""
         # (a lone surrogate, half of an emoji in JSON, survives in a non-ASCII piece)
         data = text.encode("utf-8", "surrogatepass")
         codes, spans, *table, n_tokens = scan_chunk(np.frombuffer(data, dtype=np.uint8),
