@@ -123,11 +123,15 @@ class LocalBackend:
         """diag(A), computed once."""
         if self._diag is None:
             if self.S is not None:
+                from spca_cli.kernels.counts import word_documents
                 from spca_cli.kernels.products import gram_diagonal
 
-                # the CSR's column indices give j directly (S is in canonical form)
-                self._diag = gram_diagonal(_kernel_arrays(self.S)[1], self.S.data, self.n,
-                                           self._is_binary())
+                # the CSR's column indices give j directly (S is in canonical form); a binary
+                # S's squares are all 1: its diagonal counts each word's documents
+                indices = _kernel_arrays(self.S)[1]
+                self._diag = (word_documents(indices, self.n).astype(np.float64)
+                              if self._is_binary()
+                              else gram_diagonal(indices, self.S.data, self.n))
             else:
                 self._diag = np.diag(self.dense).copy()
         return self._diag
