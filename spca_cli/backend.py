@@ -144,6 +144,10 @@ class LocalBackend:
         from spca_cli.kernels.products import gram_block_product, gram_block_product_parallel
 
         one_d = X.ndim == 1
+        if X.ndim not in (1, 2) or X.shape[0] != self.n:
+            # (the kernel does not check its indices: a block of other rows would be read and
+            # written out of bounds, where SciPy's product said so)
+            raise ValueError(f"matmat: X of shape {X.shape} for A of shape ({self.n}, {self.n})")
         X = np.ascontiguousarray(X.reshape(-1, 1) if one_d else X, dtype=np.float64)
         arrays = _kernel_arrays(self.S)
         threads = min(self._product_threads(), self.S.shape[0],
