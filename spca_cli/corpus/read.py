@@ -433,24 +433,43 @@ class _SharedTexts:
     """The texts of a parallel read, in one shared memory file (``os.memfd_create``) that the
     forked workers inherit, instead of pickled back through the pool.
 
-    Each worker writes its range's texts at the range's own start: the UTF-8 of a text is never
-    longer than the bytes of its line (JSON escapes and HTML entities only shrink; a text line
-    is its own text), so the ranges' texts never overlap; the parent then moves each range's
-    texts down behind the last (``mmap.move``, no copy out) and cuts the file to their length.
+    Each worker writes its range's texts at the range's own start, when they fit in the range's
+    bytes (they nearly always do: JSON escapes shrink, and so do HTML entities but ``&nLt;`` and
+    ``&nGt;``, six UTF-8 bytes from five; a text line is its own text), so the ranges' texts
+    never overlap; the parent then moves each range's texts down behind the last
+    (``mmap.move``, no copy out) and cuts the file to their length.
     On 1,000,000 clustered tweets the texts are 170 MB: sent through the pool they were pickled
     in the workers, read and unpickled in the parent and concatenated once more (read_corpus
     0.4-0.8 s shorter without them). A range whose texts would not fit, or a system without
-    ``memfd_create``, sends them as before (:meth:`texts` then copies all of them once).
+    ``memfd_create`` or refusing it, sends them as before (:meth:`texts` then copies all of
+    them once).
     """
 
     def __init__(self, size):
         self.fd = os.memfd_create("spca-texts")
-        os.ftruncate(self.fd, max(size, 1))
+        try:
+            os.ftruncate(self.fd, max(size, 1))
+        except OSError:
+            os.close(self.fd)
+            raise
         self.size = max(size, 1)
 
     @staticmethod
     def available():
         return hasattr(os, "memfd_create")
+
+    @classmethod
+    def create(cls, size):
+        """A shared file of ``size`` bytes, or None when the system has no ``memfd_create`` or
+        refuses it (ENOSYS on a kernel before 3.17, EPERM under a sandbox's seccomp filter):
+        the texts then go through the pool."""
+        if not cls.available():
+            return None
+        try:
+            return cls(size)
+        except OSError as exc:
+            logger.info("no shared memory for the texts (%s); sending them back", exc)
+            return None
 
     @staticmethod
     def write(fd, byte_range, documents):
@@ -544,7 +563,7 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     results = []
     skipped = 0
     # (as long as the ranges planned: every range writes within its own bytes)
-    shared = _SharedTexts(ranges[-1][1]) if _SharedTexts.available() and ranges else None
+    shared = _SharedTexts.create(ranges[-1][1]) if ranges else None
     try:
         with ProcessPoolExecutor(max_workers=min(_n_workers(), len(ranges)),
                                  mp_context=context) as pool:
