@@ -54,6 +54,12 @@ def _kernel_arrays(M):
     return view(M.indptr), view(M.indices), M.data
 
 
+def column_room(cache, n, budget=_COLUMN_CACHE_BYTES):
+    """How many more columns of ``n`` words a column cache holding ``cache`` keeps within
+    ``budget`` bytes."""
+    return budget // (8 * max(n, 1)) - len(cache)
+
+
 def stacked_columns(columns, n):
     """The length-n ``columns`` side by side, shape (n, len(columns)), in Fortran order: each
     column is one contiguous copy (``np.column_stack`` writes C order, every column strided
@@ -227,13 +233,18 @@ class LocalBackend:
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         if missing.size:
             block = self.rows(missing)
-            room = _COLUMN_CACHE_BYTES // (8 * self.n) - len(cache)
+            room = column_room(cache, self.n)
             if room < missing.size:
                 fresh = dict(zip(missing.tolist(), block))
                 return stacked_columns([cache[j] if j in cache else fresh[j]
                                         for j in idx.tolist()], self.n)
             cache.update(zip(missing.tolist(), block))
         return stacked_columns([cache[j] for j in idx.tolist()], self.n)
+
+    def column_room(self):
+        """How many more columns A[:, j], once formed, stay in the column cache for every view
+        (all of them for a dense A, whose columns cost nothing to read)."""
+        return self.n if self.S is None else max(0, column_room(self._columns, self.n))
 
     def rows(self, idx):
         """A[idx, :] of A = S^T S (the columns, transposed), shape (len(idx), n), not cached:

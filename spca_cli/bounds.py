@@ -19,6 +19,7 @@ import numpy as np
 from spca_cli.kernels.rowbound import offdiag_top_sums
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
+           "first_exact_words",
            "eigen_bounds_could_tighten", "below_attained", "eigen_free", "cover_rounding", "RowModel",
            "RowBound", "weighted_row_bound", "ROW_BOUND_SOURCE"]
 
@@ -173,6 +174,25 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None):
         prior, weights = model, result.weights
         rows, model = more, None
     return RowCertificate(model, result)
+
+
+def first_exact_words(A, rows=EXACT_ROWS):
+    """The words whose columns of the view ``A`` its first certificate forms (the exact rows of
+    :func:`row_certificate`'s first model), largest diagonal first. The first eigen step of a
+    topics run starts from them (``coordinates`` of :func:`~spca_cli.spectrum.top_eigenpairs`),
+    since they are formed anyway."""
+    words = _model_words(A)
+    return words[_largest_first(A.diagonal()[words], rows)]
+
+
+def _model_words(A):
+    """The words a :class:`RowModel` of the view keeps: active, with A'_ii > 0."""
+    return np.flatnonzero(A.active() & (A.diagonal() > 0))
+
+
+def _largest_first(diag, count):
+    """Positions of the ``count`` largest entries of ``diag``, largest first (ties: the first)."""
+    return np.argsort(-diag, kind="stable")[:min(diag.size, int(count))]
 
 
 def _more_rows(model, rows):
@@ -371,11 +391,11 @@ class RowModel:
         """The model of a :class:`~spca_cli.matrix.Gram` view (all its words, or ``words``)."""
         diag_all = A.diagonal()
         if words is None:
-            words = np.flatnonzero(A.active() & (diag_all > 0))
+            words = _model_words(A)
         words = np.asarray(words, dtype=np.int64)
         diag = diag_all[words]
-        h = min(words.size, int(exact_rows))
-        in_h = np.sort(np.argsort(-diag, kind="stable")[:h])
+        in_h = np.sort(_largest_first(diag, exact_rows))
+        h = in_h.size
         # float32 while every entry is exactly a float32 (co-occurrence counts of binary or
         # count data below 2^24 always are): the same numbers in half the memory (at 50,000
         # words and 700 exact rows 140 MB instead of 280 MB); float64 from the first entry that

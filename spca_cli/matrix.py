@@ -162,6 +162,12 @@ class Gram:
         backend for every view of this A)."""
         return self.backend.columns(np.asarray(idx, dtype=np.int64))
 
+    def column_room(self):
+        """How many more base columns A[:, j], once formed, are kept for every view of this A
+        (by the backend's column cache), so that a second use costs no pass over S."""
+        room = getattr(self.backend, "column_room", None)
+        return 0 if room is None else int(room())
+
     def columns(self, idx):
         """The columns A'[:, idx] of this view, shape (n, len(idx)), without forming A'.
 

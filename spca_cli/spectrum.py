@@ -65,7 +65,8 @@ from spca_cli.errors import ConvergenceWarning
 from spca_cli.seeds import random_state_of
 
 __all__ = ["Eigen", "top_eigenpairs", "single_call_method", "low_rank_factor", "DENSE_LIMIT",
-           "KRYLOV_MAX_PAIRS", "METHODS", "TOPICS_TOL", "CANDIDATE_TOL", "first_call_tolerances"]
+           "KRYLOV_MAX_PAIRS", "METHODS", "TOPICS_TOL", "CANDIDATE_TOL", "TAIL_TOL",
+           "first_call_tolerances"]
 
 # The dense path: LAPACK on A formed densely, on one BLAS thread. Measured on days of 1,300
 # generated tweets with 2 busy cores (load 6), 6 pairs, best / worst of 3 (seconds):
@@ -116,14 +117,17 @@ TOPICS_TOL = 1e-5
 #: that pair's theta + r fell below its eigenvalue in 7 of 1,695 warm-started calls of an
 #: adversarial review (repeated top eigenvalues, projection deflation), and the bounds add r
 #: to theta on the assumption that it does not.
-#:
+CANDIDATE_TOL = 1e-3
 #: The first call's pairs beyond those rank + 1 (a run of K topics asks for K + 1) serve only
 #: the total bounds, Ky Fan sums that add their residuals, and the reported eigenvalues, Ritz
-#: values that never exceed the true ones and lie within r of them: they are asked for
-#: ``CANDIDATE_TOL`` too (:func:`first_call_tolerances`). On the clustered 1M generator that
-#: call took 20 sparse products instead of 26 (3.5 -> 2.0 s) and its total bound rose by 826 of
-#: 3,154,566 (0.03%), the fifth eigenvalue reported 0.1% low; on the tweets generator 14 either way.
-CANDIDATE_TOL = 1e-3
+#: values that never exceed the true ones and lie within r of them (:func:`first_call_tolerances`).
+#: Session 9 asked ``CANDIDATE_TOL`` of them: from a random block the clustered 1M generator's
+#: first call took 20 sparse products where 1e-4 takes 26, its total bound 0.03% higher. Since
+#: the call starts from the certificate's exact rows (``coordinates``), 1e-4 costs no product
+#: there (6 sparse products at 1e-3 and at 1e-4, 8 at 1e-5; tweets generator 4 at each) and gives
+#: back the sharper total bounds (clustered 3,155,731 at 1e-3 -> 3,154,656; tweets 3,851,101 ->
+#: 3,848,307), the tail's eigenvalues as accurate as before session 9.
+TAIL_TOL = 1e-4
 KRYLOV_MAX_PAIRS = 12
 METHODS = ("auto", "dense", "krylov", "arpack")
 _EXTRA = 3  # block width beyond the p pairs asked for: clusters of eigenvalues converge together
@@ -220,7 +224,8 @@ def _sign_fix(vectors):
     return vectors * signs
 
 
-def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto", previous=None):
+def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto", previous=None,
+                   coordinates=None):
     """The ``p`` largest eigenpairs of the :class:`~spca_cli.matrix.Gram` operator ``A``.
 
     Parameters
@@ -250,6 +255,12 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
         the block method starts from them with no product (the first product still holds
         random columns). Without a carry (another path, or a projection view) ``start`` is
         used instead.
+    coordinates : array of int, optional
+        Words whose columns A'[:, j] the caller forms anyway and keeps (a topics run: its first
+        certificate's exact rows, :func:`~spca_cli.bounds.first_exact_words`). The block
+        method then starts from the Rayleigh-Ritz pairs of A' on those words' unit vectors,
+        whose matrix A'[J, J] and images A'[:, J] y are read from the columns: a start with no
+        product (:func:`_coordinate_start`). Ignored beside a carry and on the other paths.
 
     Returns
     -------
@@ -279,8 +290,11 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     if method == "arpack" or (method == "auto" and p > KRYLOV_MAX_PAIRS):
         return _arpack(A, p, rng, tol)
     basis = None
-    if previous is not None and previous[1].carry is not None:
+    carried = previous is not None and previous[1].carry is not None
+    if carried:
         basis = A.carried(previous[0], *previous[1].carry)
+    elif coordinates is not None and len(coordinates):
+        basis = _coordinate_start(A, coordinates, 2 * min(n, p + _EXTRA))
     if start is not None:
         start = np.asarray(start, dtype=np.float64)
         if start.ndim != 2 or start.shape[0] != n:
@@ -291,7 +305,8 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     # thread: two threads gain nothing at this size, and on a busy machine their spin-waits
     # made a 100 x 100 eigh take 0.1 s instead of 1 ms
     with threadpool_limits(1, user_api="blas"):
-        run = _block_krylov(A.matmat, n, p, rng=rng, tol=tol, start=start, basis=basis)
+        run = _block_krylov(A.matmat, n, p, rng=rng, tol=tol, start=start, basis=basis,
+                            probe=_PROBE_PRODUCTS if basis is not None and not carried else 0)
     if not run.converged:
         # the last resort (no gap after lambda_p even with the largest basis): the library's
         # Lanczos takes over, and the method says so ("krylov+arpack")
@@ -300,7 +315,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
                                    method="krylov+arpack", block_width=run.block_width,
                                    basis_size=run.basis_size)
     residuals, products = run.residuals, run.products
-    if basis is not None and previous[1].value(0) > _CARRY_RATIO * abs(run.values[0]):
+    if carried and basis is not None and previous[1].value(0) > _CARRY_RATIO * abs(run.values[0]):
         # images carried from a view far stronger than this one hold rounding of that view's
         # size, which may exceed this one's own: its residuals come from a product
         residuals = _column_norms(A.matmat(run.vectors) - run.vectors * run.values)
@@ -311,11 +326,35 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
                  carry=run.carry)
 
 
+def _coordinate_start(A, words, count):
+    """(B, A'B): the ``count`` leading Ritz vectors of A' on the unit vectors of ``words`` and
+    their images, from the columns A'[:, words] alone (no product with S).
+
+    The words of largest diagonal carry most of a co-occurrence matrix's leading eigenvectors:
+    on 1,000,000 clustered tweets (20 equally strong topics) the Ritz values on the 256 first
+    exact rows were within 0.2% of the 2nd-6th eigenvalues (11% for the 1st), and the first
+    eigen step of a topics run took 3 block products from there instead of 10 from a random
+    block (1.4 -> 0.44 s), the columns costing nothing more: the certificate forms them anyway.
+    The words need not hold the leading eigenvectors: the call stops only on residuals computed
+    from exact images, and not before random columns have gone through ``_PROBE_PRODUCTS``
+    products of their own."""
+    words = np.asarray(words, dtype=np.int64)
+    count = min(int(count), words.size)
+    columns = A.columns(words)  # (n, h); cached by the backend for the certificate
+    T = columns[words]
+    theta, Y = scipy.linalg.eigh(0.5 * (T + T.T), subset_by_index=[words.size - count,
+                                                                      words.size - 1])
+    Y = np.ascontiguousarray(Y[:, ::-1])
+    B = np.zeros((A.n, count))
+    B[words] = Y
+    return B, columns @ Y
+
+
 def first_call_tolerances(p, sharp):
     """Per-pair tolerances of a topics run's first eigen step: ``TOPICS_TOL`` for the ``sharp``
-    leading pairs (rank + 1, what the solvers and the per-topic bounds use), ``CANDIDATE_TOL``
-    for the rest (total bounds and reported eigenvalues only; see ``CANDIDATE_TOL``)."""
-    tol = np.full(p, CANDIDATE_TOL)
+    leading pairs (rank + 1, what the solvers and the per-topic bounds use), ``TAIL_TOL`` for
+    the rest (total bounds and reported eigenvalues only; see ``TAIL_TOL``)."""
+    tol = np.full(p, TAIL_TOL)
     tol[:sharp] = TOPICS_TOL
     return tol
 
@@ -466,6 +505,15 @@ _TWICE = 1.0 / np.sqrt(2.0)
 # a first Cholesky factor better conditioned than this multiplies the rounding of Q left in the
 # block by at most this much (1e-14 from 1e-16): no further projection
 _AMPLIFIED = 1e2
+# A call started from vectors it did not find itself (a topics run's first call, from the
+# certificate's exact rows) multiplies at least this many blocks, the random columns of the first
+# carried on as their own Krylov sequence. Those vectors can span an (almost) invariant subspace
+# that misses a leading eigenvector: with its residuals at zero after one product, the call
+# stopped with the random columns' Rayleigh quotients still below theta_p (a 60-word matrix whose
+# leading eigenvalues 27, 12, 8, 5 lie on 8 words and the start on the other 52: 3.7, 3.4, 3.2,
+# 3.0 reported; tests/test_coordinate_start.py). Three products amplify the probe as a cold start's
+# first three do; on the 1M generators the first call took 3 block products anyway.
+_PROBE_PRODUCTS = 3
 # a view whose theta_1 is below the carrying view's by more than this factor gets its residuals
 # from a product: the carried images' rounding is of the larger view's size (text: 4-6)
 _CARRY_RATIO = 1e3
@@ -507,7 +555,7 @@ def _column_norms(W):
     return np.sqrt(np.einsum("ij,ij->j", W, W))
 
 
-def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None):
+def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
     """Thick-restart block Lanczos with full reorthogonalisation.
 
     The basis Q (n x c, orthonormal) and AQ are kept together, so the Rayleigh-Ritz matrix
@@ -522,6 +570,12 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None):
     (:meth:`~spca_cli.matrix.Gram.carried`), starts the basis with no product; the first
     block is then their leading residuals and ``_EXTRA`` random columns, and the call ends
     only after that product (the random columns reach every eigenvector, see below).
+
+    ``probe``: with a basis, the call ends only after this many products, and until then each
+    block carries on the images of the last block's ``_EXTRA`` random-born columns (a Krylov
+    sequence of their own, orthogonalised against the basis), so that an eigenvector the basis
+    misses is amplified as in a cold start instead of resting at its random Rayleigh quotient
+    (see ``_PROBE_PRODUCTS``).
 
     Returns a :class:`_KrylovRun`.
     """
@@ -597,7 +651,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None):
         res = _column_norms(R)
         # (fewer than p Ritz pairs while the basis is narrower than p)
         wanted_res, wanted_tol = res[:p], tol[:min(p, q)]
-        done = products > 0 and bool(np.all(wanted_res <= wanted_tol * scale))
+        done = products >= max(probe, 1) and bool(np.all(wanted_res <= wanted_tol * scale))
         if done or products >= _MAX_PRODUCTS:
             break
         theta_p = theta[min(p, len(theta)) - 1]
@@ -625,6 +679,9 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None):
             c = keep
             Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
             T = np.diag(theta[:keep])
+            # the Ritz vectors are now the basis itself: a call that ends below (an invariant
+            # basis) carries them over in this basis, not in the one before the restart
+            theta, Y = theta[:keep], np.eye(keep)
         # converged wanted pairs are locked: their residuals would only add noise and width
         live = np.ones(q, dtype=bool)
         live[:p] = wanted_res > wanted_tol * scale
@@ -635,6 +692,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None):
             # a carried basis: its residuals span no single block; the leading ones, and random
             # columns as in a warm start
             fresh = np.column_stack([R[:, live], rng.standard_normal((n, _EXTRA))])
+            j = fresh.shape[1]
+        elif products < probe:
+            # the probe: the last block's random-born columns (last in it: the orthonormal
+            # factor is triangular) multiplied once more
+            fresh = np.column_stack([R[:, live], Z[:, -_EXTRA:]])
             j = fresh.shape[1]
         else:
             fresh = R[:, live][:, :j]

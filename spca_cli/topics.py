@@ -130,19 +130,24 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     eigen_calls = []
     seconds["eigen"] = 0.0
 
-    def eigenpairs(A, p, start=None, tol=TOPICS_TOL, previous=None):
+    def eigenpairs(A, p, start=None, tol=TOPICS_TOL, previous=None, coordinates=None):
         # the accuracy each use needs: spectrum.py's TOPICS_TOL and CANDIDATE_TOL say why
         t = time.perf_counter()
         e = top_eigenpairs(A, p, random_state=random_state, start=start, method=eigensolver,
-                           tol=tol, previous=previous)
+                           tol=tol, previous=previous, coordinates=coordinates)
         seconds["eigen"] += time.perf_counter() - t
         # what the summary reports, not the pairs: a call's vectors and carry are n x 2(p + 3)
         eigen_calls.append((e.method, e.sparse_products,
                             float(np.max(e.residuals) / e.values[0]) if e.values[0] > 0 else 0.0))
         return e
 
+    # the first certificate forms the columns of A's first exact rows whatever the solver: those
+    # the column cache keeps for every view start the first eigen step with no product
+    # (spectrum.py, ``coordinates``)
+    coordinates = _bounds.first_exact_words(A0)[:A0.column_room()]
     # the pairs past rank + 1 serve only the total bounds and the reported eigenvalues
-    eigen0 = eigenpairs(A0, n_eig, tol=first_call_tolerances(n_eig, max(rank + 1, 2)))
+    eigen0 = eigenpairs(A0, n_eig, tol=first_call_tolerances(n_eig, max(rank + 1, 2)),
+                        coordinates=coordinates)
     seconds["solve"] = 0.0
     lam = eigen0.values
 
