@@ -21,8 +21,6 @@ from spca_cli.corpus.read import load_input
 from spca_cli.matrix import Gram
 from spca_cli.spectrum import TOPICS_TOL, first_call_tolerances, top_eigenpairs
 from spca_cli.topics import input_gram, run_topics
-from test_first_call_tolerances import _best_disjoint_total
-from test_topics import matrix_input
 
 
 def test_first_exact_words_are_the_first_certificates_rows(kos_mtx):
@@ -130,26 +128,6 @@ def test_small_matrices_whose_basis_fills_every_dimension():
         assert np.all(e.values <= lam + 1e-10 * lam[0]), seed
         assert np.all(np.abs(e.values - lam) <= e.residuals + 1e-10 * lam[0]), seed
         assert e.carry[0].shape == e.carry[1].shape, seed
-
-
-@pytest.mark.parametrize("nonnegative", [True, False])
-@pytest.mark.parametrize("seed", range(3))
-def test_brute_force_totals_with_the_start(seed, nonnegative):
-    """Three topics of 2 words, rank 1, krylov, on 26-word matrices (all words are exact rows,
-    so the start is nearly the eigendecomposition): every topic's bound and the total bound
-    stay above the brute-force optima."""
-    rng = np.random.default_rng(100 + seed)
-    n = 26
-    V = rng.random((n, n)) ** 3 if nonnegative else rng.standard_normal((n, n))
-    V[:, 0] *= 6.0
-    V[:, 1] *= 4.0
-    A = V @ V.T
-    result = run_topics(matrix_input(A), solver="spannogram", k=2, n_components=3, rank=1,
-                        eigensolver="krylov", random_state=seed)
-    assert result.total_bound.value >= _best_disjoint_total(A, 2, 3) * (1 - 1e-12)
-    best_pair = max(np.linalg.eigvalsh(A[np.ix_([i, j], [i, j])])[-1]
-                    for i in range(n) for j in range(i + 1, n))
-    assert result.components[0].upper_bound >= best_pair * (1 - 1e-12)
 
 
 @pytest.fixture(scope="module")

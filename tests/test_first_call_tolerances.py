@@ -109,6 +109,9 @@ def test_total_bound_on_a_loose_tail_stays_above_the_brute_force_total(monkeypat
     best = _best_disjoint_total(A, 2, 3)
     assert result.total_bound.value >= best * (1 - 1e-12)
     assert result.total_explained_variance <= best * (1 + 1e-12)
+    best_pair = max(np.linalg.eigvalsh(A[np.ix_(pair, pair)])[-1]
+                    for pair in itertools.combinations(range(n), 2))
+    assert result.components[0].upper_bound >= best_pair * (1 - 1e-12)
     lam = np.linalg.eigvalsh(A)[::-1]
     # the reported eigenvalues are Ritz values: never above the true ones
     assert np.all(np.array(result.eigenvalues) <= lam[:len(result.eigenvalues)] * (1 + 1e-12))
