@@ -294,7 +294,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     if carried:
         basis = A.carried(previous[0], *previous[1].carry)
     elif coordinates is not None and len(coordinates):
-        basis = _coordinate_start(A, coordinates, 2 * min(n, p + _EXTRA))
+        basis = _coordinate_start(A, coordinates, p)
     if start is not None:
         start = np.asarray(start, dtype=np.float64)
         if start.ndim != 2 or start.shape[0] != n:
@@ -326,9 +326,13 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
                  carry=run.carry)
 
 
-def _coordinate_start(A, words, count):
-    """(B, A'B): the ``count`` leading Ritz vectors of A' on the unit vectors of ``words`` and
-    their images, from the columns A'[:, words] alone (no product with S).
+def _coordinate_start(A, words, p):
+    """(B, A'B): the leading Ritz vectors of A' on the unit vectors of ``words`` and their
+    images, from the columns A'[:, words] alone (no product with S): 2 (p + 3) of them, or as
+    many as hold every Ritz value within ``_CLUSTER_GAP`` of the p-th and 3 more (at most
+    ``_MAX_HOLD``), so that no Ritz value of these words just below theta_p is left for the
+    probe to resolve (:func:`_probe_clear`; 100,000 clustered tweets, 18 Ritz values within 6%
+    below the 6th: the first call took 16 block products instead of 6).
 
     The words of largest diagonal carry most of a co-occurrence matrix's leading eigenvectors:
     on 1,000,000 clustered tweets (20 equally strong topics) the Ritz values on the 256 first
@@ -337,14 +341,24 @@ def _coordinate_start(A, words, count):
     block (1.4 -> 0.44 s), the columns costing nothing more: the certificate forms them anyway.
     The words need not hold the leading eigenvectors: the call stops only on residuals computed
     from exact images, and not before random columns have gone through ``_PROBE_PRODUCTS``
-    products of their own."""
-    words = np.asarray(words, dtype=np.int64)
-    count = min(int(count), words.size)
+    products of their own and resolved what lies below theta_p off the basis
+    (:func:`_probe_clear`)."""
+    words = np.asarray(words, dtype=np.int64).ravel()
+    # each word once: a repeated one put its column into the images twice but its unit vector
+    # into the basis once (Ritz values twice the eigenvalues, reported with zero residuals)
+    words = words[np.sort(np.unique(words, return_index=True)[1])]
     columns = A.columns(words)  # (n, h); cached by the backend for the certificate
     T = columns[words]
-    theta, Y = scipy.linalg.eigh(0.5 * (T + T.T), subset_by_index=[words.size - count,
+    count = 2 * min(A.n, p + _EXTRA)
+    top = min(words.size, max(count, _MAX_HOLD))
+    theta, Y = scipy.linalg.eigh(0.5 * (T + T.T), subset_by_index=[words.size - top,
                                                                       words.size - 1])
-    Y = np.ascontiguousarray(Y[:, ::-1])
+    theta, Y = theta[::-1], Y[:, ::-1]
+    if p <= theta.size and theta[p - 1] > 0:
+        inside = int(np.count_nonzero(theta >= (1.0 - _CLUSTER_GAP) * theta[p - 1]))
+        count = max(count, min(inside + _EXTRA, _MAX_HOLD))
+    count = min(count, words.size)
+    Y = np.ascontiguousarray(Y[:, :count])
     B = np.zeros((A.n, count))
     B[words] = Y
     return B, columns @ Y
@@ -442,7 +456,7 @@ def _arpack(A, p, rng, tol):
                  products=count[0], method="arpack", basis=vecs)
 
 
-def _orthonormal(W, Q, scale):
+def _orthonormal(W, Q, scale, *, again=True):
     """Orthonormal columns spanning W minus its part in span(Q) (Q orthonormal, may be None);
     columns that vanish (relative to ``scale``) are dropped.
 
@@ -493,9 +507,17 @@ def _orthonormal(W, Q, scale):
         first_cond = np.inf
     if has_q and W.shape[1] and first_cond > _AMPLIFIED:
         # the factor's inverse multiplied what rounding left of Q in W by up to its condition
-        # number: project once more, then renormalise
+        # number: project once more. A column that loses most of its length there was that
+        # rounding (dropped); the others are made orthonormal again, against Q too (only
+        # renormalised, a block with dependent columns came back 4e-4 from orthonormal, and
+        # normalised among themselves without Q, 0.76 from orthogonal to Q: Ritz values above
+        # the eigenvalues)
         W -= Q @ (Q.T @ W)
-        W /= _column_norms(W)
+        W = W[:, _column_norms(W) > 0.5]
+        if W.shape[1] and again:
+            W = _orthonormal(W, Q, 1.0, again=False)
+        elif W.shape[1]:  # (once is enough: the columns were orthonormal to Q's rounding)
+            W /= _column_norms(W)
     return np.ascontiguousarray(W)
 
 
@@ -514,6 +536,20 @@ _AMPLIFIED = 1e2
 # 3.0 reported; tests/test_coordinate_start.py). Three products amplify the probe as a cold start's
 # first three do; on the 1M generators the first call took 3 block products anyway.
 _PROBE_PRODUCTS = 3
+# ... and carries it on until its leading Ritz vector below theta_p holds at most this share of
+# any eigenvector above theta_p (:func:`_probe_clear`). Three products alone left a leading
+# eigenvector outside the start's words unfound whenever the words spanned an invariant subspace
+# and the rest of the spectrum was spread below theta_p (a 3-word block of eigenvalue 10 among
+# 300 of up to 8.5, the start's pairs 9.9 ... 9.3: reported 9.9, 9.7, 9.5, 9.3, and the run
+# certified a topic of 9.9 optimal beside one of 10). After the 3 products the ratio was
+# 0.09-0.20 on KOS, the airline tweets and 100,000 generated tweets (no further product); on
+# 100,000 clustered tweets (20 equally strong topics) 0.35: 3 block products more, 12 sparse
+# products where e949117 took 8 and a random block 26.
+_PROBE_GAP = 0.25
+# ... or until it has gone through this many products (a cold start's patience): below theta_p a
+# dense spectrum (300 eigenvalues up to 8.5, theta_p the top one) can keep it from resolving,
+# where 16 products of a random block amplify an eigenvalue 5% above the rest some 700 times.
+_PROBE_LIMIT = 16
 # a view whose theta_1 is below the carrying view's by more than this factor gets its residuals
 # from a product: the carried images' rounding is of the larger view's size (text: 4-6)
 _CARRY_RATIO = 1e3
@@ -619,6 +655,10 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
         T = basis[0].T @ basis[1]
         T = 0.5 * (T + T.T)
     products = 0
+    # the probe (a basis given, not carried): on until its own Ritz pairs show nothing the basis
+    # misses above theta_p (:func:`_probe_clear`); ``probed``: its columns in the basis since
+    # the last thick restart
+    probing, probed = probe > 0, []
     scale = 0.0
     done = False
     last_theta_p = None
@@ -638,6 +678,8 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
             corner = W.T @ Z
             T = np.block([[T, top], [top.T, 0.5 * (corner + corner.T)]])
             c += j
+            if probing:
+                probed.extend(range(c - min(_EXTRA, j), c))
         largest = max(largest, c)
         Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
         # eigh returns ascending eigenvalues; reverse them to largest first
@@ -651,7 +693,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
         res = _column_norms(R)
         # (fewer than p Ritz pairs while the basis is narrower than p)
         wanted_res, wanted_tol = res[:p], tol[:min(p, q)]
-        done = products >= max(probe, 1) and bool(np.all(wanted_res <= wanted_tol * scale))
+        converged = bool(np.all(wanted_res <= wanted_tol * scale))
+        if probing and converged and products >= probe:
+            probing = (products < _PROBE_LIMIT
+                       and not _probe_clear(T, Q, AQ, probed, theta[min(p, len(theta)) - 1]))
+        done = products >= max(probe, 1) and converged and not probing
         if done or products >= _MAX_PRODUCTS:
             break
         theta_p = theta[min(p, len(theta)) - 1]
@@ -682,30 +728,39 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
             # the Ritz vectors are now the basis itself: a call that ends below (an invariant
             # basis) carries them over in this basis, not in the one before the restart
             theta, Y = theta[:keep], np.eye(keep)
+            probed = []
         # converged wanted pairs are locked: their residuals would only add noise and width
         live = np.ones(q, dtype=bool)
         live[:p] = wanted_res > wanted_tol * scale
         # every Ritz residual lies in the span of A times the last block minus its part in the
         # basis (block Krylov), so j of them span what more would: a wider set only adds
         # rounding for the QR to sort out
+        extra = 0  # random-born columns at the end of fresh
         if W is None:
             # a carried basis: its residuals span no single block; the leading ones, and random
             # columns as in a warm start
             fresh = np.column_stack([R[:, live], rng.standard_normal((n, _EXTRA))])
-            j = fresh.shape[1]
-        elif products < probe:
+            j, extra = fresh.shape[1], _EXTRA
+        elif probing:
             # the probe: the last block's random-born columns (last in it: the orthonormal
             # factor is triangular) multiplied once more
             fresh = np.column_stack([R[:, live], Z[:, -_EXTRA:]])
-            j = fresh.shape[1]
+            j, extra = fresh.shape[1], min(_EXTRA, Z.shape[1])
         else:
             fresh = R[:, live][:, :j]
         if q < b:  # a basis narrower than the block (columns dropped): random ones for the rest
             fresh = np.column_stack([fresh, rng.standard_normal((n, b - q))])
+            extra += b - q
         # no more columns than the n - c dimensions outside the basis (a small matrix, or a
         # thick restart that kept 2 * hold of them): orthogonalised against Q, more would be
         # rounding noise, and the basis no longer orthonormal (Ritz values above lambda_1)
-        W = _orthonormal(fresh[:, :max(n - c, 0)], Q, scale)
+        room = max(n - c, 0)
+        if extra and fresh.shape[1] > room:
+            # the random-born columns first: cut, they left a basis that is not a Krylov space
+            # (a carried or a coordinate start) looking invariant when only the residuals of
+            # its leading Ritz vectors vanished (a 12-word matrix, 5 three times, lost one 5)
+            fresh = np.column_stack([fresh[:, -extra:], fresh[:, :-extra]])
+        W = _orthonormal(fresh[:, :room], Q, scale)
         if W.shape[1] == 0 or c >= n:
             # the basis holds an invariant subspace: the Ritz pairs are exact up to their
             # residuals, which are reported whatever they are
@@ -717,6 +772,31 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
     return _KrylovRun(values=theta[:p], vectors=np.ascontiguousarray(V[:, :p]),
                       residuals=res[:p], products=products, ritz=V, converged=done,
                       block_width=widest, basis_size=largest, carry=carry)
+
+
+def _probe_clear(T, Q, AQ, probed, theta_p):
+    """Whether the probe's columns (positions ``probed`` of the basis) show that no eigenvalue
+    above ``theta_p`` is missing: the leading Ritz pair (mu, r) of A on them below theta_p has
+    r <= ``_PROBE_GAP`` (theta_p - mu).
+
+    For a unit vector u with Rayleigh quotient mu and residual r, any eigenvector v of A with
+    eigenvalue lambda has |v^T u| (lambda - mu) <= r: the probe's best vector below theta_p
+    holds at most ``_PROBE_GAP`` of any eigenvector above theta_p, i.e. the probe's Krylov
+    sequence (random-born, reaching every eigenvector) resolved the top of what the basis lacks
+    below theta_p. Ritz pairs of the probe at or above theta_p lie in the span of the basis,
+    whose leading pairs have converged."""
+    if not probed:
+        return False
+    idx = np.asarray(probed)
+    Tp = T[np.ix_(idx, idx)]
+    mu, Y = scipy.linalg.eigh(0.5 * (Tp + Tp.T), check_finite=False)
+    below = np.flatnonzero(mu < theta_p)
+    if not below.size:
+        return False
+    i = below[-1]  # (ascending)
+    y = Y[:, i]
+    r = float(np.linalg.norm(AQ[:, idx] @ y - mu[i] * (Q[:, idx] @ y)))
+    return r <= _PROBE_GAP * (theta_p - mu[i])
 
 
 class _KrylovRun(NamedTuple):
