@@ -32,6 +32,7 @@ import types
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
@@ -75,13 +76,13 @@ def _spam_matrix(seed, L=10.0, nbulk=300, nind=248, k=3, top=(0.99, 0.97, 0.95, 
     blocks += [np.array([[d]]) for d in rng.uniform(L / 3 * 1.01, 0.45 * L, nind)]
     blocks.append(np.full((k, k), L / k))
     blocks += [np.full((k, k), lam / k) for lam in rng.uniform(0, bulk_hi * L, nbulk)]
-    n = sum(b.shape[0] for b in blocks)
-    A = np.zeros((n, n))
-    pos = 0
-    for b in blocks:
-        A[pos:pos + b.shape[0], pos:pos + b.shape[0]] = b
-        pos += b.shape[0]
-    P = rng.permutation(n)
+    return _shuffled_block_diagonal(blocks, rng)
+
+
+def _shuffled_block_diagonal(blocks, rng):
+    """The block-diagonal matrix of ``blocks``, its words in a random order."""
+    A = scipy.linalg.block_diag(*blocks)
+    P = rng.permutation(A.shape[0])
     return A[np.ix_(P, P)]
 
 
@@ -118,14 +119,7 @@ def _random_blocks(seed):
     hi = rng.uniform(0.5, 0.95)
     bulk = rng.uniform(0, hi * L, int(rng.integers(50, 300)))
     blocks += [np.full((m, m), lam / m) for lam in bulk]
-    n = sum(b.shape[0] for b in blocks)
-    A = np.zeros((n, n))
-    pos = 0
-    for b in blocks:
-        A[pos:pos + b.shape[0], pos:pos + b.shape[0]] = b
-        pos += b.shape[0]
-    P = rng.permutation(n)
-    return A[np.ix_(P, P)]
+    return _shuffled_block_diagonal(blocks, rng)
 
 
 def _check_run_against_components(A, result, k, K):
