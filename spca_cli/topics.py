@@ -163,8 +163,8 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                 time_limit, solver_options, seconds, eigenpairs)
             solver_notes = _solver_notes(solver, found)
     notes = [str(w.message) for w in caught] + solver_notes
-    topics = _topics(found, A0, labels, lam)
-    total_bound = None if total_list is None else _total_bound(topics, total_list)
+    topics = _topics(found, A0, labels, lam, notes)
+    total_bound = None if total_list is None else _total_bound(topics, total_list, notes)
 
     notes = list(dict.fromkeys(notes))  # the same warning from several components: once
     params = {"k": k, "components": n_components, "rank": rank,
@@ -190,15 +190,25 @@ def _eigensolver_summary(calls):
             "max_relative_residual": max(relative for _, _, relative in calls)}
 
 
-def _topics(found, A0, labels, lam):
+def _untrusted_note(which):
+    return (f"{which}: a bound from the eigenpairs was below what the topics attain (the "
+            "eigensolver missed an eigenvalue, such as a copy of a repeated one); only the "
+            "bounds that use no eigenpair certify it")
+
+
+def _topics(found, A0, labels, lam, notes):
     """The reported topics: each solver output measured on the original A, with its tightest
-    bound and its share of the i-th eigenvalue (alone and with the topics before it)."""
+    trusted bound (:func:`~spca_cli.bounds.trusted`; a note in ``notes`` when some were not)
+    and its share of the i-th eigenvalue (alone and with the topics before it)."""
     topics, cumulative, lam_sum = [], 0.0, 0.0
     for index, (out, bound_list) in enumerate(found, start=1):
         explained = A0.sparse_quadratic(out.indices, out.weights)
         lam_i = float(lam[index - 1]) if index - 1 < len(lam) else 0.0
         cumulative += explained
         lam_sum += lam_i
+        bound_list, dropped = _bounds.trusted(bound_list, out.value)
+        if dropped:
+            notes.append(_untrusted_note(f"component {index}"))
         ub, source = _bounds.tightest(bound_list)
         ub = _bounds.cover_rounding(ub, out.value, float(lam[0]) if len(lam) else 0.0,
                                     len(out.indices))
@@ -324,9 +334,12 @@ def _component_bounds(A, k, eigen, certificate, solver_bounds, seconds):
     return bound_list
 
 
-def _total_bound(topics, bound_list):
-    ub, source = _bounds.tightest(bound_list)
+def _total_bound(topics, bound_list, notes):
     total = float(sum(t.explained_variance for t in topics))
+    bound_list, dropped = _bounds.trusted(bound_list, total)
+    if dropped:
+        notes.append(_untrusted_note("the total"))
+    ub, source = _bounds.tightest(bound_list)
     return TotalBound(ub, source, _bounds.certified_ratio(total, ub))
 
 
