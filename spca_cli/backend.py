@@ -54,7 +54,7 @@ def _kernel_arrays(M):
     return view(M.indptr), view(M.indices), M.data
 
 
-def column_room(cache, n, budget=_COLUMN_CACHE_BYTES):
+def cache_room(cache, n, budget=_COLUMN_CACHE_BYTES):
     """How many more columns of ``n`` words a column cache holding ``cache`` keeps within
     ``budget`` bytes."""
     return budget // (8 * max(n, 1)) - len(cache)
@@ -233,7 +233,7 @@ class LocalBackend:
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         if missing.size:
             block = self.rows(missing)
-            room = column_room(cache, self.n)
+            room = cache_room(cache, self.n)
             if room < missing.size:
                 fresh = dict(zip(missing.tolist(), block))
                 return stacked_columns([cache[j] if j in cache else fresh[j]
@@ -244,7 +244,7 @@ class LocalBackend:
     def column_room(self):
         """How many more columns A[:, j], once formed, stay in the column cache for every view
         (all of them for a dense A, whose columns cost nothing to read)."""
-        return self.n if self.S is None else max(0, column_room(self._columns, self.n))
+        return self.n if self.S is None else max(0, cache_room(self._columns, self.n))
 
     def rows(self, idx):
         """A[idx, :] of A = S^T S (the columns, transposed), shape (len(idx), n), not cached:

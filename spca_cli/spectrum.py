@@ -349,15 +349,12 @@ def _coordinate_start(A, words, p):
     words = words[np.sort(np.unique(words, return_index=True)[1])]
     columns = A.columns(words)  # (n, h); cached by the backend for the certificate
     T = columns[words]
-    count = 2 * min(A.n, p + _EXTRA)
-    top = min(words.size, max(count, _MAX_HOLD))
+    b = min(A.n, p + _EXTRA)
+    top = min(words.size, max(2 * b, _MAX_HOLD))
     theta, Y = scipy.linalg.eigh(0.5 * (T + T.T), subset_by_index=[words.size - top,
                                                                       words.size - 1])
     theta, Y = theta[::-1], Y[:, ::-1]
-    if p <= theta.size and theta[p - 1] > 0:
-        inside = int(np.count_nonzero(theta >= (1.0 - _CLUSTER_GAP) * theta[p - 1]))
-        count = max(count, min(inside + _EXTRA, _MAX_HOLD))
-    count = min(count, words.size)
+    count = min(words.size, max(2 * b, _cluster_width(theta, p, b, A.n)))
     Y = np.ascontiguousarray(Y[:, :count])
     B = np.zeros((A.n, count))
     B[words] = Y

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from spca_cli.backend import LocalBackend, column_room, stacked_columns
+from spca_cli.backend import LocalBackend, cache_room, stacked_columns
 from spca_cli.distributed import gather
 
 __all__ = ["DaskBackend", "Shard", "make_shards"]
@@ -141,7 +141,7 @@ class DaskBackend:
         cache = self._columns
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         if missing.size:
-            room = column_room(cache, self.n, _COLUMN_CACHE_BYTES)
+            room = cache_room(cache, self.n, _COLUMN_CACHE_BYTES)
             ahead = self._read_ahead(missing, room)
             asked = np.concatenate([missing, ahead])
             block = self._sum("columns", asked)
@@ -156,7 +156,7 @@ class DaskBackend:
 
     def column_room(self):
         """How many more columns A[:, j], once fetched, stay in the client's cache."""
-        return max(0, column_room(self._columns, self.n, _COLUMN_CACHE_BYTES))
+        return max(0, cache_room(self._columns, self.n, _COLUMN_CACHE_BYTES))
 
     def _read_ahead(self, missing, room):
         """Words whose columns to fetch along with ``missing``: the certificate asks for the
