@@ -18,7 +18,7 @@ from spca_cli.errors import Name, SpcaParameterError
 __all__ = ["physical_memory", "memory_exceeded", "check_memory", "format_bytes",
            "MAX_BIPARTITE_SAMPLES", "MAX_NET_SAMPLES", "MAX_REPRODUCE_RUNS", "MAX_DAYS",
            "check_solver_work", "bipartite_work", "nonneg_work", "check_run_count",
-           "dense_matrix_bytes"]
+           "dense_matrix_bytes", "MAX_GRAM_TRACE"]
 
 #: bipartite samples without --time-limit: about an hour at the 2,800 samples/s measured on
 #: KOS (K = 8, k = 10, rank 4, two threads)
@@ -31,6 +31,11 @@ MAX_NET_SAMPLES = 10_000_000
 MAX_REPRODUCE_RUNS = 200_000
 #: days of one ``daily`` reproduce config: ten years, one table column per day
 MAX_DAYS = 3660
+#: the largest trace(A) = sum of the squared entries of S a matrix input may have: every entry
+#: and eigenvalue of A is at most its trace, and the solvers multiply entries of A together
+#: (x'A^2 x, squared row norms over up to ~1e8 words), which stays finite in float64 (max
+#: ~1.8e308) only while trace^2 times the words does; real counts give traces below 1e30
+MAX_GRAM_TRACE = 1e100
 
 
 def physical_memory():

@@ -177,6 +177,40 @@ def test_an_npy_header_that_lies_about_its_size_is_refused(tmp_path):
     assert result.output.startswith(f"Error: {path}: not a NumPy .npy array (")
 
 
+# ---------------------------------------------------------------------- .mtx matrices
+def mtx(path, field, entries):
+    """A 2 x 2 MatrixMarket coordinate file of ``field`` with ``entries`` (one per line)."""
+    path.write_text(f"%%MatrixMarket matrix coordinate {field} general\n2 2 {len(entries)}\n"
+                    + "".join(f"{e}\n" for e in entries))
+    return path
+
+
+def test_mtx_values_whose_gram_matrix_overflows_are_refused(tmp_path):
+    path = mtx(tmp_path / "huge.mtx", "real", ["1 1 1e200", "2 2 1"])
+    message = (f"{path}: values too large: S^T S overflows float64 (its trace, the sum of the "
+               "squared entries, is about 1e400; products of its entries stay finite up to "
+               "1e100)")
+    for command in (["topics", path, "-k", "1", "-c", "1"], ["spectrum", path],
+                    ["info", path], ["ingest", path, "-o", tmp_path / "out.npz"]):
+        assert_error(spca(*command), message)
+    assert not (tmp_path / "out.npz").exists()
+    mtx(path, "real", ["1 1 1e49", "2 2 1"])  # a trace of 1e98: computed as any other
+    assert spca("spectrum", path, "--format", "json").exit_code == 0
+
+
+def test_a_saved_corpus_with_values_too_large_is_refused(tmp_path, kos_arrays):
+    path = damaged(tmp_path, kos_arrays, data=np.full_like(kos_arrays["data"], 1e160))
+    result = spca("info", path)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {path}: values too large: S^T S overflows float64")
+
+
+def test_a_complex_mtx_is_refused_as_a_complex_npy_is(tmp_path):
+    path = mtx(tmp_path / "complex.mtx", "complex", ["1 1 1 2", "2 2 1 0"])
+    assert_error(spca("topics", path, "-k", "1", "-c", "1"),
+                 f"{path}: matrix holds complex numbers (complex128); spca needs a real matrix")
+
+
 # ---------------------------------------------------------------------- UCI
 @pytest.fixture
 def uci(tmp_path):

@@ -18,10 +18,11 @@ from spca_cli.corpus._io import check_file
 from spca_cli.corpus.core import MatrixInput
 from spca_cli.corpus.uci import read_vocabulary
 from spca_cli.errors import SpcaInputError, SpcaParameterError
-from spca_cli.limits import check_memory
+from spca_cli.limits import MAX_GRAM_TRACE, check_memory
 from spca_cli.matrix import check_psd_matrix
 
-__all__ = ["read_npy", "read_mtx", "read_labels", "extreme_eigenvalues", "PSD_CHECK_LIMIT"]
+__all__ = ["read_npy", "read_mtx", "read_labels", "extreme_eigenvalues", "check_gram_range",
+           "PSD_CHECK_LIMIT"]
 
 
 PSD_CHECK_LIMIT = 2000  # all eigenvalues by LAPACK up to this order; Lanczos beyond
@@ -116,19 +117,54 @@ def _beside(path):
     return None
 
 
+def check_gram_range(path, values):
+    """Refuse a matrix whose entries ``values`` (of S) make A = S^T S too large for float64.
+
+    The values are refused, not scaled: a scaled matrix would report every explained variance,
+    bound and eigenvalue in other units than the file's, which reads as a silently wrong answer.
+    The test is trace(A) = the sum of the squared values against
+    :data:`~spca_cli.limits.MAX_GRAM_TRACE`, computed in logarithms so that it never overflows
+    itself. It applies to the values as read, whatever ``--weighting`` makes of them later.
+
+    Raises
+    ------
+    SpcaInputError
+        ``values too large: S^T S overflows float64 (...)``.
+    """
+    values = np.abs(np.asarray(values, dtype=np.float64))
+    largest = float(values.max()) if values.size else 0.0
+    if largest == 0.0:
+        return
+    # log10 of sum(v^2) = 2 log10(max) + log10(sum((v / max)^2)), each factor finite
+    log_trace = 2 * np.log10(largest) + np.log10(float(np.sum((values / largest) ** 2)))
+    if log_trace > np.log10(MAX_GRAM_TRACE):
+        raise SpcaInputError(path, f"values too large: S^T S overflows float64 (its trace, the "
+                                   f"sum of the squared entries, is about 1e{log_trace:.0f}; "
+                                   f"products of its entries stay finite up to "
+                                   f"1e{np.log10(MAX_GRAM_TRACE):.0f})")
+
+
 def read_mtx(path, labels=None):
-    """A document-word matrix S from MatrixMarket; returns (S, vocabulary, vocabulary file)."""
+    """A document-word matrix S from MatrixMarket; returns (S, vocabulary, vocabulary file).
+
+    A complex matrix is refused (as a complex ``.npy`` is), and so are values whose A = S^T S
+    would overflow float64 (:func:`check_gram_range`).
+    """
     check_file(path)
     try:
         M = scipy.io.mmread(path)
     except (ValueError, OSError, IndexError, TypeError) as exc:
         raise SpcaInputError(path, f"not a MatrixMarket file ({exc})") from None
+    if np.iscomplexobj(M):  # casting to float64 would drop the imaginary parts silently
+        raise SpcaInputError(path, f"matrix holds complex numbers ({M.dtype}); spca needs a real "
+                                   "matrix")
     if not sp.issparse(M):
         M = sp.coo_array(np.asarray(M))
     S = sp.csr_array(M, dtype=np.float64)
     S.sum_duplicates()
     if S.nnz and not np.all(np.isfinite(S.data)):
         raise SpcaInputError(path, "matrix holds NaN or infinity")
+    check_gram_range(path, S.data)
     n = S.shape[1]
     source = labels or _beside(path)
     if source:

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from spca_cli.corpus._io import check_file
 from spca_cli.corpus.core import Corpus
+from spca_cli.corpus.matrix_files import check_gram_range
 from spca_cli.corpus.texts import Strings
 from spca_cli.corpus.tokenize import WEIGHTINGS
 from spca_cli.errors import SpcaInputError
@@ -59,7 +60,8 @@ def load_corpus(path):
 
     The file is read member by member (:func:`read_npz`), each array's size checked against its
     header first; then every array is validated (:func:`corpus_from_arrays`): format version,
-    dtypes, shapes, column indices in range, monotone row pointers, finite nonnegative data,
+    dtypes, shapes, column indices in range, monotone row pointers, finite nonnegative data
+    small enough for A = S^T S in float64,
     vocabulary and times of the right length, the option types. Nothing reaches a compiled
     kernel before that, so a damaged or foreign file is one error line, never a crash.
 
@@ -214,6 +216,7 @@ def corpus_from_arrays(path, z):
         raise SpcaInputError(path, "damaged corpus: 'data' holds NaN or infinity")
     if (data < 0).any():
         raise SpcaInputError(path, "damaged corpus: 'data' holds negative entries")
+    check_gram_range(path, data)
     indices = _integer_array(path, z, "indices", nnz)
     if nnz and (indices.min() < 0 or indices.max() >= n_words):
         raise SpcaInputError(path, f"damaged corpus: 'indices' holds a word index outside "
