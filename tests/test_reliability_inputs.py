@@ -246,6 +246,45 @@ def test_uci_documents_without_entries_are_kept_with_a_warning(uci):
     assert quiet.exit_code == 0 and quiet.stderr == ""
 
 
+# ---------------------------------------------------------------------- times
+@pytest.mark.parametrize("stamp", ["0000-06-01 10:00:00 +0000", "0001-01-01T00:30:00+01:00",
+                                   "9999-12-31T23:30:00-01:00", "Mon Jan 01 00:00:00 +0100 0001"])
+def test_ingest_refuses_a_time_outside_the_years_a_corpus_stores(tmp_path, stamp):
+    csv_path = tmp_path / "old.csv"
+    csv_path.write_text(f'text,created_at\nfares went up,2015-02-17\nfares late,"{stamp}"\n')
+    jsonl = tmp_path / "old.jsonl"
+    jsonl.write_text(json.dumps({"text": "fares late", "created_at": stamp}) + "\n")
+    out = tmp_path / "out.npz"
+    for path, line in ((csv_path, 3), (jsonl, 1)):
+        assert_error(spca("ingest", path, "-o", out),
+                     f"{path}: line {line}: time {stamp!r} in 'created_at' is outside the years "
+                     "1-9999 (in UTC or as written), which spca cannot store")
+        assert not out.exists()
+
+
+def test_whatever_ingest_writes_spca_reads_back_at_the_ends_of_the_time_range(tmp_path):
+    path = tmp_path / "ends.jsonl"
+    path.write_text("".join(json.dumps({"text": text, "created_at": stamp}) + "\n" for text, stamp
+                            in (("fares went up", "0001-01-01T00:00:00Z"),
+                                ("fares went down", "9999-12-31T23:59:59+00:00"))))
+    out = tmp_path / "ends.npz"
+    assert spca("ingest", path, "-o", out, "--min-count", "1").exit_code == 0
+    result = spca("info", out, "--format", "json", "--eigenvalues", "0")
+    assert result.exit_code == 0
+    summary = json.loads(result.output)
+    assert (summary["first_time"], summary["last_time"]) == ("0001-01-01T00:00:00+00:00",
+                                                             "9999-12-31T23:59:59+00:00")
+
+
+def test_a_saved_corpus_whose_written_time_falls_in_year_0_is_refused(tmp_path, kos_arrays):
+    n = len(kos_arrays["indptr"]) - 1
+    times = np.full(n, -62135596800, dtype=np.int64)  # 0001-01-01T00:00:00Z ...
+    offsets = np.full(n, -3600, dtype=np.int32)  # ... written an hour earlier: year 0
+    path = damaged(tmp_path, kos_arrays, times=times, tz_offsets=offsets)
+    assert_error(spca("info", path),
+                 f"{path}: damaged corpus: 'times' holds a time outside the years 1-9999")
+
+
 # ---------------------------------------------------------------------- JSON lines, YAML
 def test_json_lines_that_python_cannot_parse_are_one_line(tmp_path):
     huge = tmp_path / "huge.jsonl"

@@ -21,6 +21,7 @@ from spca_cli.corpus._io import check_file
 from spca_cli.corpus.core import Corpus
 from spca_cli.corpus.matrix_files import check_gram_range
 from spca_cli.corpus.texts import Strings
+from spca_cli.corpus.times import storable_times
 from spca_cli.corpus.tokenize import WEIGHTINGS
 from spca_cli.errors import SpcaInputError
 from spca_cli.files import atomic_output
@@ -150,9 +151,6 @@ _OPTION_TYPES = {
     "lang": (list,), "titles": (str, type(None)),
 }
 
-# UTC seconds of 0001-01-01 and 9999-12-31 23:59:59: the times a datetime can show
-_TIME_RANGE = (-62135596800, 253402300799)
-
 
 def _scalar_text(path, z, name):
     value = z[name]
@@ -240,12 +238,12 @@ def corpus_from_arrays(path, z):
     if "times" in z:
         times = _integer_array(path, z, "times", n_docs)
         offsets = _integer_array(path, z, "tz_offsets", n_docs)
-        if n_docs and (times.min() < _TIME_RANGE[0] or times.max() > _TIME_RANGE[1]):
-            raise SpcaInputError(path, "damaged corpus: 'times' holds a time outside the "
-                                       "years 1-9999")
         if n_docs and np.abs(offsets).max() >= 86400:
             raise SpcaInputError(path, "damaged corpus: 'tz_offsets' holds an offset of a "
                                        "day or more")
+        if n_docs and not storable_times(times, offsets).all():
+            raise SpcaInputError(path, "damaged corpus: 'times' holds a time outside the "
+                                       "years 1-9999")
         offsets = offsets.astype(np.int32)
     index_type = np.int32 if max(n_words, nnz) < 2 ** 31 else np.int64
     S = sp.csr_array((data, indices.astype(index_type), indptr.astype(index_type)),

@@ -10,7 +10,9 @@ A million tweets through ``datetime.strptime`` take ~8 s, longer than the rest o
 so fixed-width fields are read as character codes with numpy, and only the few distinct offset
 suffixes ("-0800", "Z", ...) are parsed in Python. A string that does not fit either layout goes
 through :func:`parse_one`, which either parses it or says which record is wrong.
-A time without an offset is taken as UTC.
+A time without an offset is taken as UTC. A time is kept only when it lies in the years 1-9999
+both in UTC and as written (:data:`TIME_RANGE`), the years a corpus file stores and a
+``datetime`` shows; any other is refused like an unreadable one, naming its record.
 """
 
 from __future__ import annotations
@@ -20,11 +22,16 @@ from datetime import date, datetime, timedelta, timezone
 
 import numpy as np
 
-__all__ = ["parse_timestamps", "parse_one", "parse_bound", "format_time"]
+__all__ = ["parse_timestamps", "parse_one", "parse_bound", "format_time", "TIME_RANGE",
+           "storable_times"]
 
 _MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _TZ = re.compile(r"^\s*(?:\.\d+)?\s*(?:(Z|UTC|GMT)|([+-])(\d\d):?(\d\d))?\s*$", re.IGNORECASE)
 _DAYS_IN_MONTH = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+
+
+#: UTC seconds of 0001-01-01T00:00:00 and 9999-12-31T23:59:59: the times a datetime can show
+TIME_RANGE = (-62135596800, 253402300799)
 
 
 class TimeFormatError(ValueError):
@@ -34,6 +41,20 @@ class TimeFormatError(ValueError):
         self.index = index
         self.value = value
         super().__init__(f"cannot read time {value!r}")
+
+
+class TimeRangeError(TimeFormatError):
+    """A timestamp that reads as a time outside :data:`TIME_RANGE` (year 0, or a year 1 or 9999
+    that its offset moves outside in UTC)."""
+
+
+def storable_times(epoch, offset):
+    """Boolean mask of the times in :data:`TIME_RANGE` both in UTC (``epoch``) and as written
+    (``epoch + offset``): the times a corpus file holds and :func:`format_time` shows."""
+    epoch = np.asarray(epoch, dtype=np.int64)
+    local = epoch + np.asarray(offset, dtype=np.int64)
+    low, high = TIME_RANGE
+    return (epoch >= low) & (epoch <= high) & (local >= low) & (local <= high)
 
 
 def _days_from_civil(y, m, d):
@@ -192,7 +213,8 @@ def parse_timestamps(strings):
     Raises
     ------
     TimeFormatError
-        With ``index`` of the first string that cannot be read.
+        With ``index`` of the first string that cannot be read; a :class:`TimeRangeError`
+        when it reads as a time outside :data:`TIME_RANGE`.
     """
     epoch, offset, ok = _fast(strings)
     for i in np.flatnonzero(~ok):
@@ -200,6 +222,9 @@ def parse_timestamps(strings):
             epoch[i], offset[i] = parse_one(strings[i])
         except (ValueError, OverflowError):
             raise TimeFormatError(int(i), strings[i]) from None
+    outside = np.flatnonzero(~storable_times(epoch, offset))
+    if len(outside):
+        raise TimeRangeError(int(outside[0]), strings[outside[0]])
     return epoch, offset
 
 

@@ -22,7 +22,7 @@ from itertools import compress, islice, repeat
 
 from spca_cli.corpus._io import line_chunks, open_text
 from spca_cli.corpus.texts import ID_COLUMNS, JSON_ID_KEYS
-from spca_cli.corpus.times import TimeFormatError, parse_timestamps
+from spca_cli.corpus.times import TimeFormatError, TimeRangeError, parse_timestamps
 from spca_cli.errors import Name, SpcaInputError
 
 __all__ = ["iter_csv", "iter_jsonl", "first_fields", "language_matcher", "TIME_COLUMNS",
@@ -58,6 +58,10 @@ def language_matcher(languages):
 def _times(path, strings, lines, column):
     try:
         return parse_timestamps(strings)
+    except TimeRangeError as exc:
+        raise SpcaInputError(path, f"time {exc.value!r} in '{column}' is outside the years "
+                                   "1-9999 (in UTC or as written), which spca cannot store",
+                             line=lines[exc.index]) from None
     except TimeFormatError as exc:
         raise SpcaInputError(path, f"cannot read time {exc.value!r} in '{column}' (expected e.g. "
                                    "2015-02-17 11:53:37 -0800, ISO 8601 or "
