@@ -898,3 +898,138 @@ def generate(kind, documents, words, words_per_doc, topics, exponent, offset, to
     click.echo(f"{out.documents:,} documents, {out.words:,} words, {out.tokens:,} tokens{extra}"
                f" -> {out.path} ({out.bytes / 1e6:,.1f} MB, "
                f"{time.perf_counter() - start:.1f} s)", err=True)
+
+
+# ---------------------------------------------------------------------- datasets
+class _DatasetName(click.ParamType):
+    """A registered data set's name (the registry is imported only when a name is given)."""
+
+    name = "NAME"
+
+    def convert(self, value, param, ctx):
+        from spca_cli.datasets import REGISTRY
+
+        if value not in REGISTRY:
+            self.fail(f"unknown data set {value!r}; expected one of {', '.join(sorted(REGISTRY))}"
+                      " (spca datasets list)", param, ctx)
+        return value
+
+
+@cli.group(context_settings=CONTEXT_SETTINGS)
+def datasets():
+    """Named public corpora: list them, fetch them, print where they are.
+
+    Files are kept in $SPCA_DATA if set, else $XDG_CACHE_HOME/spca, else ~/.cache/spca;
+    see docs/datasets.md.
+    """
+
+
+def _size_text(n, approximate=False):
+    if n is None:
+        return "?"
+    text = f"{n / 1e6:,.1f} MB" if n >= 100_000 else f"{n / 1e3:,.0f} kB"
+    return f"~{text}" if approximate else text
+
+
+def _dataset_row(ds, states):
+    from spca_cli.datasets import RECORD_SUFFIX
+
+    present = sum(s.present for s in states)
+    damaged = [s for s in states if s.present and s.problem is not None]
+    state = ("damaged" if damaged else "yes" if present == len(states)
+             else "partly" if present else "no")
+    approximate = any(s.size is None and s.file.sha256 is None for s in states)
+    size = sum(s.size if s.size is not None else (s.file.size or 0) for s in states)
+    if all(s.file.sha256 for s in states):
+        checksum = "pinned"
+    elif all(s.checksum.startswith("recorded") for s in states):
+        checksum = f"recorded ({RECORD_SUFFIX})"
+    elif any(s.present for s in states):
+        checksum = "format checked"
+    else:
+        checksum = "recorded at first download"
+    if state == "yes":
+        where = str(states[0].path)
+    elif ds.derived_from:
+        where = f"built from {ds.derived_from}: spca datasets fetch {ds.name}"
+    else:
+        where = f"from {os.path.dirname(states[0].file.url)}/"
+    return [ds.name, ", ".join(os.path.basename(s.file.name) for s in states),
+            _size_text(size, approximate), state, checksum, where]
+
+
+@datasets.command("list")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]),
+              default="table", show_default=True, help="Output format.")
+def datasets_list(output_format):
+    """List the data sets: files, size, whether present, and where.
+
+    \b
+    Example:
+        SPCA_DATA=/data/corpora spca datasets list
+    """
+    from spca_cli import datasets as registry
+
+    folder = registry.data_folder()
+    rows = [(registry.get(name), registry.file_states(name)) for name in registry.names()]
+    if output_format == "json":
+        out = {"folder": str(folder), "folder_from": registry.folder_origin(), "datasets": [
+            {"name": ds.name, "title": ds.title, "source": ds.source, "licence": ds.licence,
+             "derived_from": ds.derived_from, "present": all(s.ok for s in states),
+             "files": [{"name": s.file.name, "path": str(s.path), "url": s.file.url,
+                        "present": s.present, "problem": s.problem,
+                        "bytes": s.size if s.present else s.file.size,
+                        "bytes_exact": s.present or s.file.sha256 is not None,
+                        "sha256": s.sha256, "checksum": s.checksum} for s in states]}
+            for ds, states in rows]}
+        click.echo(json.dumps(out, indent=2))
+        return
+    table = [["name", "files", "size", "present", "sha256", "where"]]
+    table += [_dataset_row(ds, states) for ds, states in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    click.echo(f"data folder: {folder} ({registry.folder_origin()})")
+    for row in table:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    click.echo("sha256: pinned = fixed in the code; recorded = what the first download saw, "
+               f"kept beside the file in NAME{registry.RECORD_SUFFIX}; format checked = a "
+               "file spca did not download, checked by its format only.")
+
+
+@datasets.command("fetch")
+@click.argument("names", nargs=-1, required=True, type=_DatasetName())
+@quiet_option
+def datasets_fetch(names, quiet):
+    """Download (or build) data sets into the data folder and print their files' paths.
+
+    A file already there that checks out is not downloaded again.
+
+    \b
+    Example:
+        spca datasets fetch kos nips
+    """
+    from spca_cli.datasets import fetch
+
+    def bar(description, total):
+        return byte_progress(total, description, quiet=quiet)
+
+    def done(path, how):
+        if not quiet:
+            click.echo(f"{how}: {path}", err=True)
+
+    for name in names:
+        for path in fetch(name, progress=bar, done=done):
+            click.echo(str(path))
+
+
+@datasets.command("path")
+@click.argument("name", type=_DatasetName())
+def datasets_path(name):
+    """Print the path of a data set's main file (never downloads).
+
+    \b
+    Example:
+        spca topics "$(spca datasets path kos)" -k 10
+    """
+    from spca_cli.datasets import local
+
+    click.echo(str(local(name)[0]))
