@@ -18,7 +18,7 @@ from spca_cli.errors import Name, SpcaParameterError
 __all__ = ["physical_memory", "memory_exceeded", "check_memory", "format_bytes",
            "MAX_BIPARTITE_SAMPLES", "MAX_NET_SAMPLES", "MAX_REPRODUCE_RUNS", "MAX_DAYS",
            "check_solver_work", "bipartite_work", "nonneg_work", "check_run_count",
-           "dense_matrix_bytes", "MAX_GRAM_TRACE"]
+           "dense_matrix_bytes", "MAX_GRAM_TRACE", "MAX_LINE_BYTES"]
 
 #: bipartite samples without --time-limit: about an hour at the 2,800 samples/s measured on
 #: KOS (K = 8, k = 10, rank 4, two threads)
@@ -36,6 +36,11 @@ MAX_DAYS = 3660
 #: (x'A^2 x, squared row norms over up to ~1e8 words), which stays finite in float64 (max
 #: ~1.8e308) only while trace^2 times the words does; real counts give traces below 1e30
 MAX_GRAM_TRACE = 1e100
+#: the longest line (a JSON lines record, a CSV row, a text document, a UCI entry) an input may
+#: hold: a tweet takes a few kB, a long article a few MB; a file without line ends (a gzip of
+#: NUL bytes, a binary file named .txt) is refused here instead of growing one string until
+#: memory runs out
+MAX_LINE_BYTES = 64 * 2 ** 20
 
 
 def physical_memory():

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from spca_cli.corpus._io import read_all
 from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
 
 __all__ = ["StopList", "resolve_stopwords", "english_form", "language_names", "english_stop_words"]
@@ -123,7 +124,7 @@ def _language_words(name):
 
 def _file_words(item):
     try:
-        text = Path(item).read_text(encoding="utf-8")
+        text = read_all(item).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpcaInputError(item, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from spca_cli import limits
+from spca_cli.corpus._io import read_all
 from spca_cli.errors import SpcaInputError, SpcaParameterError
 from spca_cli.params import SEED_MAX, FitError, OptionError, check_fit, check_solver_options
 from spca_cli.solvers.registry import REGISTRY, solver_names
@@ -447,7 +448,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 def _read_yaml(path):
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_all(path).decode("utf-8")
     except FileNotFoundError:
         raise SpcaInputError(path, "file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
