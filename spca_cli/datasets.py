@@ -62,7 +62,16 @@ _UCI_LICENCE = "CC BY 4.0 (UCI); cite Newman, D. (2008), Bag of Words, UCI ML Re
 
 
 class DatasetError(SpcaError):
-    """A data set that is unknown, absent, damaged, or cannot be downloaded or built (one line)."""
+    """A data set that is unknown, absent, damaged, or cannot be downloaded or built (one line).
+
+    ``reason`` is the message without its advice on where to put the file (for messages that
+    quote it and give their own); ``where`` the file a failed download was for.
+    """
+
+    def __init__(self, message, reason=None, where=None):
+        super().__init__(message)
+        self.reason = message if reason is None else reason
+        self.where = where
 
 
 class _Refused(Exception):
@@ -473,11 +482,12 @@ def file_states(name, *, full=False):
 # ====================================================================== local files
 
 
-def _absent_message(ds, states, folder):
+def _absent_error(ds, states, folder):
     missing = [s.file.name for s in states if not s.present]
-    return (f"data set {ds.name} is not in {folder} (missing {_names_text(missing)}); run "
-            f"`spca datasets fetch {ds.name}` or set SPCA_DATA to a folder that holds "
-            f"{'it' if len(missing) == 1 else 'them'}")
+    return DatasetError(f"data set {ds.name} is not in {folder} (missing "
+                        f"{_names_text(missing)}); run `spca datasets fetch {ds.name}` or set "
+                        f"SPCA_DATA to a folder that holds {'it' if len(missing) == 1 else 'them'}",
+                        reason=f"{_names_text(missing)} not in {folder}")
 
 
 def local(name):
@@ -491,8 +501,9 @@ def local(name):
     if bad:
         verb = "build" if ds.derived_from else "download"
         raise DatasetError(f"{bad[0].path}: {bad[0].problem}; run `spca datasets fetch "
-                           f"{ds.name}` to {verb} it again")
-    raise DatasetError(_absent_message(ds, states, data_folder()))
+                           f"{ds.name}` to {verb} it again",
+                           reason=f"{bad[0].path}: {bad[0].problem}")
+    raise _absent_error(ds, states, data_folder())
 
 
 # ====================================================================== download
@@ -549,8 +560,8 @@ def _download(ds, datafile, dest, *, progress, timeout):
     from spca_cli.files import atomic_output
 
     def failure(reason):
-        return DatasetError(f"cannot download {ds.name} from {datafile.url}: {reason}; put the "
-                            f"file at {dest}")
+        what = f"cannot download {ds.name} from {datafile.url}: {reason}"
+        return DatasetError(f"{what}; put the file at {dest}", reason=what, where=dest)
 
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -673,12 +684,13 @@ def _build(ds, states, *, progress, timeout):
     try:
         paths = fetch(source, progress=progress, timeout=timeout)
     except DatasetError as exc:
-        raise DatasetError(f"cannot build {ds.name} from {source.name} ({exc}); or put the "
-                           f"published {wanted}") from None
+        instead = "" if exc.where is None else f", or {source.name}'s file at {exc.where}"
+        raise DatasetError(f"cannot build {ds.name}: {exc.reason}; put the published files at "
+                           f"{wanted}{instead}", reason=exc.reason) from None
 
     def failure(reason):
-        return DatasetError(f"cannot build {ds.name} from {source.name}: {reason}; put the "
-                            f"published {wanted}")
+        what = f"cannot build {ds.name} from {source.name}: {reason}"
+        return DatasetError(f"{what}; put the published files at {wanted}", reason=what)
 
     try:
         built = globals()[ds.builder](paths)
@@ -757,8 +769,9 @@ def require(name, *, progress=None, timeout=TIMEOUT):
         what = "built" if ds.derived_from else "downloaded"
         files = _names_text([s.file.name for s in states])
         raise DatasetError(f"{ds.name} is not in {data_folder()} and could not be {what} "
-                           f"({exc}); run `spca datasets fetch {ds.name}` where the network "
-                           f"allows, or set SPCA_DATA to a folder holding {files}") from None
+                           f"({exc.reason}); run `spca datasets fetch {ds.name}` where the "
+                           f"network allows, or put {files} in {data_folder()}, or set SPCA_DATA"
+                           " to a folder holding them", reason=exc.reason) from None
 
 
 def task_bar(progress):
