@@ -168,7 +168,12 @@ def bad_config(tmp_path, monkeypatch, edit, name="table1.yaml"):
      "documents, exponent, seed, start, topic_rate, topic_words, topics, utc_offset_minutes, "
      "words, words_per_document"),
     (lambda r: r.update(data={"path": "missing.mtx", "generator": "zipf_corpus"}),
-     "data: give exactly one of data.path and data.generator"),
+     "data: give exactly one of data.path, data.dataset and data.generator"),
+    (lambda r: r.update(data={"dataset": "kos2"}),
+     "data.dataset: unknown data set 'kos2'; expected one of airline, airline-matrix, enron, "
+     "kos, kos-matrix, nips, nytimes"),
+    (lambda r: r.update(data={"dataset": "kos", "words": 40}),
+     "data.words: is a generator parameter; data.dataset takes only ingest"),
     (lambda r: r.update(published={"values": {"nobody": 1.0}}),
      "published.values.nobody: no run has this label"),
     (lambda r: r.update(published={"values": {"b": [0.5, "x"]}}),

@@ -32,7 +32,8 @@ Config keys (``defaults`` takes the run keys and applies them to every run):
 ``reproduces``     required; which table or figure of which paper
 ``substitution``   what replaces the paper's data or methods, printed under the heading
 ``measure``        required; one of the measures above
-``data``           ``path`` (relative to the config's folder; read by ``load_input``) with
+``data``           ``path`` (relative to the config's folder; read by ``load_input``) or
+                   ``dataset`` (a name of ``spca datasets list``, fetched on first use), with
                    optional ``ingest`` (its options: ``min_count``, ``since``, ...), or
                    ``generator: spiked_covariance`` (``n``, ``sparsity``, ``eigenvalues``,
                    ``noise``, ``samples`` (required: one table column per m), ``center``,
@@ -70,7 +71,8 @@ from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
 from spca_cli.files import atomic_write, check_output_folder, output_errors
 from spca_cli.reproduce.config import (FORMATS, MEASURES, Config, DataSpec, DaysSpec,
                                        PublishedSpec, RunSpec, _Bad, check_work, load_config)
-from spca_cli.reproduce.measures import _MEASURE_FUNCS, _check_runs_fit, _load_data, _recovery
+from spca_cli.reproduce.measures import (_MEASURE_FUNCS, _check_runs_fit, _load_data, _recovery,
+                                         fetch_data)
 from spca_cli.reproduce.render import _plot_png, _published_dict, render_json, render_markdown
 
 logger = logging.getLogger(__name__)
@@ -163,6 +165,7 @@ def run_config(path, outdir=None, fmt="markdown", trials=None, progress=None):
         body = _recovery(config, progress)
         source = config.data.describe()
     else:
+        config = fetch_data(config, progress)  # a data set's first use downloads it
         t_load = time.perf_counter()
         data = _load_data(config)
         load_seconds = time.perf_counter() - t_load

@@ -60,15 +60,20 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class DataSpec:
-    """Where the data comes from: a file (``path``, resolved) or a generator and its params."""
+    """Where the data comes from: a file (``path``, resolved), a registered data set
+    (``dataset``; ``path`` is where its main file is or will be once fetched) or a generator
+    and its params."""
 
     path: Path | None = None
     given_path: str | None = None
     ingest: tuple = ()
     generator: str | None = None
     params: tuple = ()  # sorted (name, value) pairs for the generator
+    dataset: str | None = None
 
     def describe(self):
+        if self.dataset is not None:
+            return f"data set {self.dataset} ({self.path.name})"
         if self.path is not None:
             return self.given_path
         args = ", ".join(f"{key}={_plain(val)}" for key, val in self.params)
@@ -350,7 +355,8 @@ def _ingest_keys():
                    if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "progress"} | {"labels"})
 
 
-_DATA_KEYS = {"path": (_str(), False), "ingest": (_IngestOptions(), False),
+_DATA_KEYS = {"path": (_str(), False), "dataset": (_str(), False),
+              "ingest": (_IngestOptions(), False),
               "generator": (_choice(GENERATORS), False),
               **{key: (rule, False) for key, (rule, _) in {**_SPIKED_KEYS, **_ZIPF_KEYS}.items()}}
 
@@ -539,20 +545,36 @@ def _build_runs(top, seed):
 
 def _build_data(config_path, top, measure):
     data = _section(top["data"], _DATA_KEYS, "data")
-    has_path, generator = "path" in data, data.get("generator")
-    if has_path == (generator is not None):
-        raise _Bad("data", "give exactly one of data.path and data.generator")
-    if has_path:
-        extra = sorted(set(data) - {"path", "ingest"})
+    generator = data.get("generator")
+    sources = [key for key in ("path", "dataset") if key in data] + ["generator"] * (
+        generator is not None)
+    if len(sources) != 1:
+        raise _Bad("data", "give exactly one of data.path, data.dataset and data.generator")
+    if sources[0] in ("path", "dataset"):
+        key = sources[0]
+        extra = sorted(set(data) - {key, "ingest"})
         if extra:
-            raise _Bad(f"data.{extra[0]}", "is a generator parameter; data.path takes only ingest")
-        resolved = (config_path.parent / data["path"]).resolve()
-        if not resolved.is_file():
-            raise _Bad("data.path", f"file not found: {data['path']} (looked for {resolved})")
-        spec = DataSpec(path=resolved, given_path=data["path"], ingest=data.get("ingest", ()))
+            raise _Bad(f"data.{extra[0]}", f"is a generator parameter; data.{key} takes only "
+                                           "ingest")
+        if key == "dataset":
+            # a registered data set (spca_cli.datasets): fetched when the config runs
+            from spca_cli import datasets
+
+            if data["dataset"] not in datasets.REGISTRY:
+                raise _Bad("data.dataset", f"unknown data set {data['dataset']!r}; expected one"
+                                           f" of {', '.join(datasets.names())}")
+            spec = DataSpec(path=datasets.main_path(data["dataset"]), dataset=data["dataset"],
+                            ingest=data.get("ingest", ()))
+        else:
+            resolved = (config_path.parent / data["path"]).resolve()
+            if not resolved.is_file():
+                raise _Bad("data.path", f"file not found: {data['path']} (looked for "
+                                        f"{resolved})")
+            spec = DataSpec(path=resolved, given_path=data["path"],
+                            ingest=data.get("ingest", ()))
     else:
         if "ingest" in data:
-            raise _Bad("data.ingest", "applies only to data.path")
+            raise _Bad("data.ingest", "applies only to data.path and data.dataset")
         table = _SPIKED_KEYS if generator == "spiked_covariance" else _ZIPF_KEYS
         for key in data:
             if key != "generator" and key not in table:
@@ -566,8 +588,8 @@ def _build_data(config_path, top, measure):
     if measure == "recovery" and spec.generator != "spiked_covariance":
         raise _Bad("data.generator", "measure 'recovery' needs generator 'spiked_covariance'")
     if measure != "recovery" and spec.generator == "spiked_covariance":
-        raise _Bad("data.generator", f"measure {measure!r} needs a corpus (data.path or "
-                                     "generator 'zipf_corpus')")
+        raise _Bad("data.generator", f"measure {measure!r} needs a corpus (data.path, "
+                                     "data.dataset or generator 'zipf_corpus')")
     return spec
 
 

@@ -27,6 +27,23 @@ logger = logging.getLogger(__name__)
 _PATH_OPTIONS = ("vocab", "labels")
 
 
+def fetch_data(config, progress=None):
+    """``config`` with its data set's files present: a ``data.dataset`` not in the data folder
+    is fetched now (:func:`spca_cli.datasets.require`, its download drawn on ``progress``);
+    one that cannot be is one line naming the data set and how to get it."""
+    if config.data.dataset is None:
+        return config
+    from dataclasses import replace
+
+    from spca_cli import datasets
+
+    try:
+        path = datasets.require(config.data.dataset, progress=datasets.task_bar(progress))
+    except datasets.DatasetError as exc:
+        raise SpcaInputError(config.path, f"data.dataset: {exc}") from None
+    return replace(config, data=replace(config.data, path=path))
+
+
 def _load_data(config):
     """The data set of a corpus-based config (generators for ``recovery`` are drawn per trial).
 
