@@ -23,11 +23,11 @@ run: $(STAMP)
 # two worker processes (the machines have two cores); each test file stays in one of them, so
 # its module fixtures (a real corpus's topics, the Dask cluster) are computed once
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(if $(SPCA_DATA),,$(if $(wildcard ../shared/data),SPCA_DATA=$(abspath ../shared/data))) $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow || test $$? -eq 5  # 5: no slow test selected
-	$(BIN)/python -m bench.run
+	$(if $(SPCA_DATA),,$(if $(wildcard ../shared/data),SPCA_DATA=$(abspath ../shared/data))) $(BIN)/python -m pytest -q -m slow || test $$? -eq 5  # 5: no slow test selected
+	$(if $(SPCA_DATA),,$(if $(wildcard ../shared/data),SPCA_DATA=$(abspath ../shared/data))) $(BIN)/python -m bench.run
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
