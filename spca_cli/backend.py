@@ -84,9 +84,12 @@ class LocalBackend:
         shards pass 1, the engine itself runs them side by side.
     """
 
-    def __init__(self, S=None, dense=None, *, threads=None):
+    def __init__(self, S=None, dense=None, *, threads=None, psd_margin=0.0):
         if (S is None) == (dense is None):
             raise ValueError("give exactly one of S and dense")
+        # eps >= 0 with A + eps I PSD: S^T S is PSD (0); a dense A given as PSD may be only
+        # nearly so (rounding), and the bounds that need PSD add what eps costs them
+        self.psd_margin = float(psd_margin)
         if S is not None:
             if not (isinstance(S, sp.csr_array) and S.dtype == np.float64):
                 S = sp.csr_array(S, dtype=np.float64)

@@ -6,8 +6,14 @@ close to optimal". Solvers add their own, tighter bounds (e.g. the spannogram's
 OPT_d + lambda_{d+1}, Lemma 3 of the 2013 paper); :func:`tightest` picks the smallest.
 
 Eigenvalues from an iterative eigensolver are Ritz values, which can sit slightly *below* the
-true eigenvalue; we add the residual norm ||A v - theta v||, which bounds that error for the
-extreme eigenvalue Lanczos converges to (Bauer-Fike for symmetric matrices).
+true eigenvalue, and a solver can miss a copy of a repeated eigenvalue altogether. Every bound
+here takes lambda_i through :attr:`~spca_cli.spectrum.Eigen.ceilings`, which add the residual
+norm ||A v - theta v|| where no copy can be missing before the pair and fall back to what is
+known where one could (docs/certificates.md).
+
+Bounds that hold only for PSD matrices (a trace bounds lambda_max; Cauchy-Schwarz bounds
+|A_ij|) add what ``A.psd_margin`` costs them, so a matrix PSD only up to rounding (a ``.npy``
+whose smallest eigenvalue is -1e-9 lambda_max) gets bounds that hold for it.
 """
 
 from __future__ import annotations
@@ -56,6 +62,13 @@ _STALL = 5
 _STALL_GAIN = 1e-5
 
 
+def _top_diagonal(A, diag, k):
+    """sum of the k largest of ``diag`` (the view's active diagonal): for PSD A' and a support
+    I of k words, lambda_max(A'_I) <= trace(A'_I). When only A' + eps I is PSD
+    (``A.psd_margin``), lambda_max(A'_I) + eps <= trace(A'_I) + k eps adds (k - 1) eps."""
+    return _top_sum(diag, k) + max(int(k) - 1, 0) * A.psd_margin
+
+
 def _top_sum(values, count):
     count = min(int(count), values.size)
     if count <= 0:
@@ -74,17 +87,17 @@ def single_bounds(A, k, eigen, *, row=None):
     * ``weighted row sums``: :func:`weighted_row_bound` on |A'|, the sharp one on co-occurrence
       matrices (their spectra decay too slowly for the eigenvalue bounds to be tight).
     """
-    lam1 = float(eigen.values[0] + eigen.residuals[0])
     diag = A.diagonal()[A.active()]
-    out = [(lam1, "lambda_1"), (_top_sum(diag, k), TOP_DIAGONAL_SOURCE)]
+    out = [(eigen.ceiling(0), "lambda_1"), (_top_diagonal(A, diag, k), TOP_DIAGONAL_SOURCE)]
     if len(eigen.values) >= 2:
         # Lemma 3 of the 2013 paper with d = 1: OPT <= OPT_1 + lambda_2, and OPT_1 is exact and
         # free (thresholding: lambda_1 times the k largest v1_i^2). The eigensolver's error
-        # enters to first order through the residuals (r_2 + 2 r_1), as for the spannogram.
+        # enters to first order through the residuals (r_2 + 2 r_1), as for the spannogram;
+        # r_2 is in lambda_2's ceiling
         v1_sq = eigen.vectors[:, 0] ** 2
         opt1 = float(eigen.values[0] * _top_sum(v1_sq[A.active()], k))
-        slack = float(eigen.residuals[1] + 2.0 * eigen.residuals[0])
-        out.append((opt1 + float(eigen.values[1]) + slack, "rank-1 + lambda_2"))
+        slack = float(2.0 * eigen.residuals[0])
+        out.append((opt1 + eigen.tail_ceiling(1) + slack, "rank-1 + lambda_2"))
     if row is None:
         row = row_certificate(A, k).bound
     return out + [(row.value, ROW_BOUND_SOURCE)]
@@ -188,8 +201,8 @@ def first_exact_words(A, rows=EXACT_ROWS):
 
 
 def _model_words(A):
-    """The words a :class:`RowModel` of the view keeps: active, with A'_ii > 0."""
-    return np.flatnonzero(A.active() & (A.diagonal() > 0))
+    """The words a :class:`RowModel` of the view keeps: active, with A'_ii + eps > 0."""
+    return np.flatnonzero(A.active() & (A.diagonal() + A.psd_margin > 0))
 
 
 def _largest_first(diag, count):
@@ -220,15 +233,6 @@ def _proven(attained, bound):
     return bound <= attained * (1.0 + PROVEN_RTOL)
 
 
-def _ky_fan(theta, resid, start, count):
-    """sum_{i=start}^{start+count-1} (theta_i + r_i), using the last computed pair beyond the end.
-
-    Eigenvalues only decrease, so lambda_i <= lambda_last for every i past the computed ones.
-    """
-    idx = np.minimum(np.arange(start, start + count), theta.size - 1)
-    return float(np.sum(theta[idx] + resid[idx]))
-
-
 def total_bounds(A, k, n_components, eigen, *, row=None):
     """Upper bounds on max sum_j x_j^T A x_j over K = ``n_components`` disjoint k-sparse unit
     vectors (joint solvers and remove deflation).
@@ -253,18 +257,21 @@ def total_bounds(A, k, n_components, eigen, *, row=None):
     * ``weighted row sums (K largest ratios)``: from ``row``, a :class:`RowCertificate` of A
       with ``totals`` holding K (:func:`weighted_row_bound`).
 
-    Eigenvalue-based terms assume, as everywhere in spca, that the computed pairs are the
-    leading ones (the eigensolver converged); each theta_i enters with its residual.
+    Eigenvalue-based terms take each lambda_i's ceiling (:attr:`~spca_cli.spectrum.Eigen.
+    ceilings`): theta_i + r_i where no copy of a repeated eigenvalue can be missing before it,
+    a weaker valid value where one could.
     """
     K = int(n_components)
     theta = np.asarray(eigen.values, dtype=np.float64)
     resid = np.asarray(eigen.residuals, dtype=np.float64)
     active = A.active()
     diag = A.diagonal()
+    # each of the K supports' trace bound gives up (k - 1) eps when only A' + eps I is PSD
+    margin = K * max(k - 1, 0) * A.psd_margin
     out = []
     if theta.size >= K:
-        out.append((_ky_fan(theta, resid, 0, K), f"sum of top-{K} eigenvalues"))
-    out.append((_top_sum(diag[active], K * k), f"top-{K * k} diagonal"))
+        out.append((eigen.ceiling_sum(0, K), f"sum of top-{K} eigenvalues"))
+    out.append((_top_sum(diag[active], K * k) + margin, f"top-{K * k} diagonal"))
     best = None
     diag_p = np.zeros_like(diag)
     for p in range(1, theta.size):
@@ -272,8 +279,11 @@ def total_bounds(A, k, n_components, eigen, *, row=None):
         diag_p = diag_p + theta[p - 1] * v * v  # diag(A_p), accumulated
         delta = 3.0 * float(np.sqrt(np.sum(resid[:p] ** 2)))
         head = min(float(np.sum(theta[:min(p, K)])), _top_sum(diag_p[active], K * k))
-        tail_diag = _top_sum(np.maximum(diag - diag_p, 0.0)[active], K * k) + K * k * delta
-        tail = min(_ky_fan(theta, resid, p, K), tail_diag) + K * delta
+        tail_diag = (_top_sum(np.maximum(diag - diag_p, 0.0)[active], K * k) + K * k * delta
+                     + margin)
+        # E <= A' - A_j for the j pairs known to be leading (Eigen.tail_ceiling): its i-th
+        # eigenvalue is at most lambda_{j+i}
+        tail = min(eigen.ceiling_sum(min(p, eigen.known), K), tail_diag) + K * delta
         if best is None or head + tail < best[0]:
             best = (head + tail, p)
     if best is not None:
@@ -385,10 +395,11 @@ def _fits_float32(values):
 class RowModel:
     """|A'| restricted to the words that can matter, in the form the row-bound kernels take.
 
-    Only words that are active in the view and have A'_ii > 0 are kept (a PSD matrix has a zero
-    row wherever its diagonal is zero). Exact rows are kept for the ``exact_rows`` words of
-    largest diagonal (the set H, formed as A'[:, H] from sparse columns of S, never densely);
-    a pair of words outside H is bounded by Cauchy-Schwarz, |A'_ij| <= sqrt(A'_ii A'_jj).
+    Only words that are active in the view and have A'_ii + eps > 0 are kept (a PSD matrix has
+    a zero row wherever its diagonal is zero; eps is ``A.psd_margin``, 0 unless A is PSD only up
+    to rounding). Exact rows are kept for the ``exact_rows`` words of largest diagonal (the set
+    H, formed as A'[:, H] from sparse columns of S, never densely); a pair of words outside H is
+    bounded by Cauchy-Schwarz on A' + eps I, |A'_ij| <= sqrt((A'_ii + eps) (A'_jj + eps)).
 
     Attributes
     ----------
@@ -401,9 +412,10 @@ class RowModel:
         float32 when that holds every entry exactly, else float64.
     """
 
-    def __init__(self, words, diag, CT, hpos, hrow):
+    def __init__(self, words, diag, CT, hpos, hrow, margin=0.0):
         self.words, self.diag, self.CT, self.hpos, self.hrow = words, diag, CT, hpos, hrow
-        self.sqd = np.sqrt(diag)
+        self.margin = float(margin)
+        self.sqd = np.sqrt(np.maximum(diag + self.margin, 0.0))
 
     @classmethod
     def of(cls, A, *, exact_rows=512, words=None):
@@ -440,7 +452,7 @@ class RowModel:
             CT[lo:lo + part.size] = rows
         hpos = np.full(words.size, -1, dtype=np.int64)
         hpos[in_h] = np.arange(h)
-        return cls(words, diag, CT, hpos, in_h.astype(np.int64))
+        return cls(words, diag, CT, hpos, in_h.astype(np.int64), A.psd_margin)
 
     @property
     def size(self):
@@ -484,7 +496,8 @@ class RowModel:
             np.take(self.CT[old_row], kept_words, out=CT[new_row])
         hpos = np.full(int(keep.sum()), -1, dtype=np.int64)
         hpos[hrow] = np.arange(hrow.size)
-        return RowModel(self.words[keep], self.diag[keep], CT, hpos, hrow.astype(np.int64))
+        return RowModel(self.words[keep], self.diag[keep], CT, hpos, hrow.astype(np.int64),
+                        self.margin)
 
     def dense(self):
         """|A'| on the model's words as a dense (m, m) array; only for an exact model."""

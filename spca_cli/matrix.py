@@ -17,6 +17,7 @@ Deflation between components is a *view* of the same operator (nothing n x n is 
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
 from spca_cli.backend import LocalBackend
@@ -40,8 +41,10 @@ class Gram:
     the underlying data, so the original A stays available for reporting explained variance.
     """
 
-    def __init__(self, S=None, dense=None, *, _mask=None, _X=None, _R=None, _backend=None):
-        self.backend = _backend if _backend is not None else LocalBackend(S=S, dense=dense)
+    def __init__(self, S=None, dense=None, *, psd_margin=0.0, _mask=None, _X=None, _R=None,
+                 _backend=None):
+        self.backend = (_backend if _backend is not None
+                        else LocalBackend(S=S, dense=dense, psd_margin=psd_margin))
         self.n = self.backend.n
         self.mask = _mask  # (n,) float 0/1, or None for "all words active"
         self.X = _X  # (n, t) unit vectors projected out, or None
@@ -61,9 +64,24 @@ class Gram:
         return cls(S=S)
 
     @classmethod
-    def from_dense(cls, A):
-        """A dense symmetric PSD matrix of shape (n, n), used as is."""
-        return cls(dense=A)
+    def from_dense(cls, A, *, psd_margin=None):
+        """A dense symmetric (nearly) PSD matrix of shape (n, n), used as is.
+
+        ``psd_margin``: an eps >= 0 with A + eps I PSD, e.g. minus the smallest eigenvalue of a
+        matrix that is PSD up to rounding (``read_npy`` measures it); computed here when not
+        given. The bounds that hold only for PSD matrices (a trace bounds lambda_max,
+        |A_ij| <= sqrt(A_ii A_jj)) hold for A + eps I, and x^T A x = x^T (A + eps I) x - eps
+        for unit x carries them back (:attr:`psd_margin`)."""
+        A = np.ascontiguousarray(A, dtype=np.float64)
+        if psd_margin is None:
+            psd_margin = negative_part(A)
+        return cls(dense=A, psd_margin=psd_margin)
+
+    @property
+    def psd_margin(self):
+        """eps >= 0 with A + eps I PSD, for A and every view of it (a principal submatrix or a
+        compression of A + eps I is PSD): 0 for S^T S."""
+        return getattr(self.backend, "psd_margin", 0.0)
 
     @classmethod
     def from_backend(cls, backend):
@@ -351,6 +369,34 @@ class SparseProducts:
         if not self._projected:
             return self._diag
         return self.A.diagonal()
+
+
+# Largest order whose extreme eigenvalues :func:`negative_part` asks of LAPACK (all of them, a
+# second or two at 2,000); beyond it Lanczos finds the smallest.
+_LAPACK_ORDER = 2000
+
+
+def negative_part(A, smallest=None, largest=None):
+    """An eps >= 0 with A + eps I PSD for the symmetric dense ``A``: minus its smallest
+    eigenvalue, plus what rounding may have hidden of it (8 n eps |lambda_max| for LAPACK's
+    backward-stable values; 1e-9 |lambda_max| for Lanczos, accurate to about 1e-10 there), 0 when
+    the smallest is clearly positive. ``smallest`` and ``largest``, when known, save the
+    eigenvalue computation."""
+    n = A.shape[0]
+    if n == 0:
+        return 0.0
+    if smallest is None or largest is None:
+        if n <= _LAPACK_ORDER:
+            w = scipy.linalg.eigvalsh(A, check_finite=False)
+            smallest, largest = float(w[0]), float(w[-1])
+        else:
+            from scipy.sparse.linalg import eigsh
+
+            largest = float(np.abs(A).sum(axis=1).max())  # Gershgorin: >= |lambda| for all
+            smallest = float(eigsh(A, k=1, which="SA", tol=1e-10, maxiter=5000,
+                                   return_eigenvectors=False)[0])
+    rel = 8.0 * n * np.finfo(float).eps if n <= _LAPACK_ORDER else 1e-9
+    return float(max(0.0, rel * abs(largest) - smallest))
 
 
 def check_psd_matrix(A, *, tol=1e-8):

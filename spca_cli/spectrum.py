@@ -17,15 +17,21 @@ Three paths, chosen by ``method``:
   :meth:`~spca_cli.matrix.Gram.carried`), and one product (their residuals and 3 random
   columns) often ends the call: the later calls of a topics run on 1M generated tweets took
   [2, 2, 2, 2] sparse products instead of [6, 2, 2, 4], on the clustered generator [4, 6, 2, 2]
-  instead of [6, 8, 16, 8], with the same topics and certified ratios. ``"auto"`` takes it for up to
-  ``KRYLOV_MAX_PAIRS`` pairs, as every ``spca topics`` run with up to 11 topics and rank up to
-  11 asks.
-* ``"arpack"``: SciPy's ``eigsh`` (ARPACK, implicitly restarted Lanczos with one vector).
-  ``"auto"`` takes it for more pairs, and ``spca info`` and ``spca spectrum`` always use it
-  (:func:`single_call_method`): in a lone cold call one-vector Lanczos is about twice as fast in
-  wall time as the block method, and with many pairs it needs a third of the memory (measured
-  with 6, 20 and 50 pairs on 1,000,000 tweets). It is also the fallback when the block
-  method has not converged after ``_MAX_PRODUCTS`` steps.
+  instead of [6, 8, 16, 8], with the same topics and certified ratios. ``"auto"`` takes it for any
+  number of pairs, and so do ``spca info`` and ``spca spectrum`` (:func:`single_call_method`).
+* ``"arpack"``: SciPy's ``eigsh`` (ARPACK, implicitly restarted Lanczos with one vector), on
+  request, and the fallback when the block method has not converged after ``_MAX_PRODUCTS``
+  steps. One Lanczos vector holds one direction of each eigenspace, so ARPACK can report fewer
+  copies of a repeated eigenvalue than there are (three copies of 998: two reported): its
+  pairs past the first are not taken as the leading ones (:attr:`Eigen.ceilings`), and the
+  bounds that use them are weaker. In a lone cold call it is about twice as fast as the block
+  method, which is why it was once the path of ``spca info``; a wrong leading eigenvalue
+  printed there costs more than the second.
+
+Multiplicities: a block Krylov space from g Gaussian columns holds min(m, g) independent
+directions of every m-dimensional eigenspace, so the block method cannot miss a copy among its
+first g pairs. :attr:`Eigen.verified` counts the pairs that fact covers; the bounds take the
+rest through :attr:`Eigen.ceilings`.
 
 Why the project keeps a block method of its own although SciPy has eigensolvers: none of SciPy's
 or scikit-learn's can be warm-started from a block, and none reaches the accuracy the
@@ -51,6 +57,7 @@ accuracy whichever path ran.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -65,7 +72,7 @@ from spca_cli.errors import ConvergenceWarning
 from spca_cli.seeds import random_state_of
 
 __all__ = ["Eigen", "top_eigenpairs", "single_call_method", "low_rank_factor", "DENSE_LIMIT",
-           "KRYLOV_MAX_PAIRS", "METHODS", "TOPICS_TOL", "CANDIDATE_TOL", "TAIL_TOL",
+           "METHODS", "TOPICS_TOL", "CANDIDATE_TOL", "TAIL_TOL",
            "first_call_tolerances"]
 
 # The dense path: LAPACK on A formed densely, on one BLAS thread. Measured on days of 1,300
@@ -128,7 +135,6 @@ CANDIDATE_TOL = 1e-3
 #: back the sharper total bounds (clustered 3,155,731 at 1e-3 -> 3,154,656; tweets 3,851,101 ->
 #: 3,848,307), the tail's eigenvalues as accurate as before session 9.
 TAIL_TOL = 1e-4
-KRYLOV_MAX_PAIRS = 12
 METHODS = ("auto", "dense", "krylov", "arpack")
 _EXTRA = 3  # block width beyond the p pairs asked for: clusters of eigenvalues converge together
 _MAX_BLOCKS = 6  # basis size, in blocks, before a thick restart
@@ -197,6 +203,73 @@ class Eigen:
     block_width: int = 0
     basis_size: int = 0
     carry: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
+    verified: int | None = None
+    outside: float = np.inf
+
+    @functools.cached_property
+    def ceilings(self):
+        """Upper bounds on lambda_1, ..., lambda_p, the leading eigenvalues of the operator
+        counted with their multiplicities: what every bound that uses an eigenvalue takes.
+
+        A Ritz value with its residual, theta_i + r_i, bounds lambda_i only if the pairs before
+        it are the leading ones, every copy of a repeated eigenvalue included. Two facts say so:
+
+        * ``verified``: the leading pairs the method cannot have missed a copy among (LAPACK:
+          all; a block Krylov method from g random columns: min(p, g), since the Krylov space
+          then holds min(m, g) independent directions of every eigenspace of dimension m;
+          ARPACK's one Lanczos vector: the first only). Past them, lambda_i <= lambda_v.
+        * ``outside``: an upper bound on every eigenvalue of A' compressed to the orthogonal
+          complement of the Ritz vectors (for PSD A', its trace: trace(A') - sum theta_i). In
+          the basis [V, V_perp], A' = [[Theta, R^T], [R, C]] with ||R||_2 <= ||R||_F =
+          sqrt(sum r_i^2), so by Weyl lambda_i <= (the i-th largest of theta and the
+          eigenvalues of C) + ||R||_F <= max(theta_i, outside) + ||R||_F for every i, verified
+          or not.
+
+        Each ceiling is the least of those that apply; eigenvalues decrease, so the running
+        minimum is one too."""
+        theta = np.asarray(self.values, dtype=np.float64)
+        r = np.asarray(self.residuals, dtype=np.float64)
+        v = theta.size if self.verified is None else min(int(self.verified), theta.size)
+        coupling = float(np.sqrt(np.sum(r ** 2)))
+        ceilings = np.maximum(theta, self.outside) + coupling
+        ceilings[:v] = np.minimum(ceilings[:v], theta[:v] + r[:v])
+        return np.minimum.accumulate(ceilings) if ceilings.size else ceilings
+
+    def ceiling(self, i):
+        """An upper bound on lambda_{i+1} (0-based i): :attr:`ceilings`, and past the pairs
+        computed the last of them or the bound on what they left out, whichever is smaller."""
+        if i < len(self.values):
+            return float(self.ceilings[i])
+        beyond = self.outside + float(np.sqrt(np.sum(np.asarray(self.residuals) ** 2)))
+        return float(min(self.ceilings[-1], beyond)) if len(self.values) else float(beyond)
+
+    @property
+    def known(self):
+        """How many leading pairs are known to be the leading eigenpairs: the verified ones, or
+        the leading run of those above every eigenvalue the pairs may have left out
+        (theta_i > ``outside``)."""
+        theta = np.asarray(self.values, dtype=np.float64)
+        above = theta > self.outside
+        above = theta.size if np.all(above) else int(np.argmin(above))
+        v = theta.size if self.verified is None else min(int(self.verified), theta.size)
+        return max(v, above)
+
+    def tail_ceiling(self, d):
+        """An upper bound on lambda_max(A' - A_d), A_d the rank-d part of the first d pairs, up
+        to the first-order residual terms its callers add: A' - A_d <= A' - A_j for the j =
+        min(d, :attr:`known`) pairs known to be leading (the rest of A_d is PSD), whose largest
+        eigenvalue is lambda_{j+1}."""
+        return self.ceiling(min(int(d), self.known))
+
+    def ceiling_sum(self, start, count):
+        """sum of ceiling(i) for i = start .. start + count - 1 (a Ky Fan sum)."""
+        return float(sum(self.ceiling(i) for i in range(int(start), int(start) + int(count))))
+
+    @property
+    def unverified(self):
+        """True when pairs past the first ``verified`` ones had to take a weaker ceiling than
+        their own theta_i + r_i (a note says so)."""
+        return self.verified is not None and self.verified < len(self.values)
 
     def value(self, i):
         """lambda_{i+1} (0-based i), or 0.0 beyond what was computed and beyond n."""
@@ -247,8 +320,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
         one was deflated from; the block method starts from them (masked to this view's
         words) and completes them with random vectors.
     method : {"auto", "dense", "krylov", "arpack"}, default="auto"
-        ``"auto"`` is dense LAPACK for n <= ``DENSE_LIMIT``, beyond it the block method for up
-        to ``KRYLOV_MAX_PAIRS`` pairs and ARPACK for more.
+        ``"auto"`` is dense LAPACK for n <= ``DENSE_LIMIT``, beyond it the block method.
     previous : (Gram, Eigen), optional
         The view this one was made from by removing words, and the block method's result on
         it: its leading Ritz vectors and their images carry over (:meth:`Gram.carried`), so
@@ -287,7 +359,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
         return _dense(A, p)
     rng = random_state_of(random_state)
     tol = _pair_tolerances(tol, p)
-    if method == "arpack" or (method == "auto" and p > KRYLOV_MAX_PAIRS):
+    if method == "arpack":
         return _arpack(A, p, rng, tol)
     basis = None
     carried = previous is not None and previous[1].carry is not None
@@ -323,7 +395,23 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     return Eigen(values=np.maximum(run.values, 0.0), vectors=_sign_fix(run.vectors),
                  residuals=residuals, products=products, method="krylov",
                  basis=run.ritz, block_width=run.block_width, basis_size=run.basis_size,
-                 carry=run.carry)
+                 carry=run.carry, verified=run.verified,
+                 outside=_outside_bound(A, run.values))
+
+
+def _outside_bound(A, theta):
+    """An upper bound on every eigenvalue of the view ``A`` compressed to the orthogonal
+    complement of Rayleigh-Ritz vectors with values ``theta`` (unclipped): that compression is
+    PSD up to ``A.psd_margin``, so its largest eigenvalue is at most its trace, trace(A') -
+    sum theta_i, plus that margin once per dimension. Large on a co-occurrence matrix (its
+    trace spreads over thousands of eigenvalues), it decides only on low-rank matrices;
+    :attr:`Eigen.ceilings` uses it."""
+    diag = A.diagonal()[A.active()]
+    trace = float(np.sum(diag))
+    theta = np.asarray(theta, dtype=np.float64)
+    rest = max(diag.size - theta.size, 0)
+    rounding = 4.0 * (diag.size + theta.size) * np.finfo(float).eps * float(np.sum(np.abs(diag)))
+    return max(trace - float(np.sum(theta)), 0.0) + rest * A.psd_margin + rounding
 
 
 def _coordinate_start(A, words, p):
@@ -392,10 +480,10 @@ def _dense_limit(A):
 
 
 def single_call_method(A):
-    """The fastest ``method`` for a lone call (``spca info``, ``spca spectrum``): LAPACK when small,
-    else ARPACK, about twice as fast in wall time as a cold block method (which pays off only
-    over the warm-started calls of a topics run)."""
-    return "dense" if A.n <= _dense_limit(A) else "arpack"
+    """The ``method`` of a lone call (``spca info``, ``spca spectrum``): LAPACK when small, else the
+    block method, whose random block finds every copy of a repeated eigenvalue among the pairs
+    asked for (ARPACK, twice as fast cold, may not)."""
+    return "dense" if A.n <= _dense_limit(A) else "krylov"
 
 
 def _dense(A, p):
@@ -449,8 +537,12 @@ def _arpack(A, p, rng, tol):
     order = np.argsort(vals)[::-1]
     vals, vecs = vals[order], _sign_fix(np.ascontiguousarray(vecs[:, order]))
     residuals = np.linalg.norm(A.matmat(vecs) - vecs * vals, axis=0)
+    # one Lanczos vector holds one direction of each eigenspace: a second copy of a repeated
+    # eigenvalue appears only through rounding, if at all (three copies of 998 gave two), so
+    # only theta_1 is known to be lambda_1
     return Eigen(values=np.maximum(vals, 0.0), vectors=vecs, residuals=residuals,
-                 products=count[0], method="arpack", basis=vecs)
+                 products=count[0], method="arpack", basis=vecs, verified=min(1, len(vals)),
+                 outside=_outside_bound(A, vals))
 
 
 def _orthonormal(W, Q, scale, *, again=True):
@@ -601,11 +693,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
 
     ``basis``, vectors and their images under A carried from the last call
     (:meth:`~spca_cli.matrix.Gram.carried`), starts the basis with no product; the first
-    block is then their leading residuals and ``_EXTRA`` random columns, and the call ends
+    block is then their leading residuals and max(p, ``_EXTRA``) random columns, and the call ends
     only after that product (the random columns reach every eigenvector, see below).
 
     ``probe``: with a basis, the call ends only after this many products, and until then each
-    block carries on the images of the last block's ``_EXTRA`` random-born columns (a Krylov
+    block carries on the images of the last block's random-born columns (a Krylov
     sequence of their own, orthogonalised against the basis), so that an eigenvector the basis
     misses is amplified as in a cold start instead of resting at its random Rayleigh quotient
     (see ``_PROBE_PRODUCTS``).
@@ -619,6 +711,10 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
     # columns)
     tol = _pair_tolerances(tol, p)
     b = min(n, p + _EXTRA)
+    # random columns beside a start or a carried basis: at least one per wanted pair, so that no
+    # copy of a repeated eigenvalue among them can be missed (Eigen.verified); a cold block is
+    # random through and through
+    spare = min(n, max(_EXTRA, p))
     hold = b  # a thick restart keeps 2 * hold Ritz vectors (more over a cluster)
     if basis is not None:
         basis = _orthonormal_pair(*basis)
@@ -628,15 +724,21 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
             hold = max(hold, -(-basis[0].shape[1] // 2))
     max_cols = _basis_limit(n, hold)
     W = rng.standard_normal((n, b))
+    # Gaussian columns among the Krylov sequence's generators: its space then holds
+    # min(m, random) independent directions of every m-dimensional eigenspace, so no copy of a
+    # repeated eigenvalue among the first ``random`` pairs can be missed (Eigen.ceilings)
+    random = b
     if basis is not None:
         W = None  # the carried basis is the first "block"
+        random = 0  # (its random columns come with the first product)
     elif start is not None and start.shape[1]:
-        # the warm block always gets ``_EXTRA`` random columns on top: old Ritz vectors alone
+        # the warm block always gets ``spare`` random columns on top: old Ritz vectors alone
         # can be (numerically) orthogonal to an eigenvector of the deflated view, which the
         # Krylov space then never finds while the others' residuals look converged (seen on
         # two disjoint vocabularies); random columns reach every eigenvector.
         warm = start[:, :b]
-        W = np.column_stack([warm, W[:, :max(_EXTRA, b - warm.shape[1])]])
+        random = max(spare, b - warm.shape[1])
+        W = np.column_stack([warm, W[:, :random]])
     if W is not None:
         W = _orthonormal(W, None, 1.0)
     # the basis and its image live in preallocated Fortran-order buffers: the first c columns
@@ -676,7 +778,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
             T = np.block([[T, top], [top.T, 0.5 * (corner + corner.T)]])
             c += j
             if probing:
-                probed.extend(range(c - min(_EXTRA, j), c))
+                probed.extend(range(c - min(spare, j), c))
         largest = max(largest, c)
         Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
         # eigh returns ascending eigenvalues; reverse them to largest first
@@ -736,13 +838,13 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
         if W is None:
             # a carried basis: its residuals span no single block; the leading ones, and random
             # columns as in a warm start
-            fresh = np.column_stack([R[:, live], rng.standard_normal((n, _EXTRA))])
-            j, extra = fresh.shape[1], _EXTRA
+            fresh = np.column_stack([R[:, live], rng.standard_normal((n, spare))])
+            j, extra = fresh.shape[1], spare
         elif probing:
             # the probe: the last block's random-born columns (last in it: the orthonormal
             # factor is triangular) multiplied once more
-            fresh = np.column_stack([R[:, live], Z[:, -_EXTRA:]])
-            j, extra = fresh.shape[1], min(_EXTRA, Z.shape[1])
+            fresh = np.column_stack([R[:, live], Z[:, -spare:]])
+            j, extra = fresh.shape[1], min(spare, Z.shape[1])
         else:
             fresh = R[:, live][:, :j]
         if q < b:  # a basis narrower than the block (columns dropped): random ones for the rest
@@ -757,6 +859,8 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
             # (a carried or a coordinate start) looking invariant when only the residuals of
             # its leading Ritz vectors vanished (a 12-word matrix, 5 three times, lost one 5)
             fresh = np.column_stack([fresh[:, -extra:], fresh[:, :-extra]])
+        if products == 0:  # a basis start's first block: its random columns
+            random = min(extra, room)
         W = _orthonormal(fresh[:, :room], Q, scale)
         if W.shape[1] == 0 or c >= n:
             # the basis holds an invariant subspace: the Ritz pairs are exact up to their
@@ -766,9 +870,11 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
     # the leading 2b Ritz vectors and their images, for a next call on fewer words
     Yc = np.ascontiguousarray(Y[:, :min(2 * b, len(theta))])
     carry = (Q @ Yc, AQ @ Yc)
+    # a basis of every dimension holds every eigenvector
+    verified = min(p, n if c >= n else random)
     return _KrylovRun(values=theta[:p], vectors=np.ascontiguousarray(V[:, :p]),
                       residuals=res[:p], products=products, ritz=V, converged=done,
-                      block_width=widest, basis_size=largest, carry=carry)
+                      block_width=widest, basis_size=largest, carry=carry, verified=verified)
 
 
 def _probe_clear(T, Q, AQ, probed, theta_p):
@@ -806,6 +912,7 @@ class _KrylovRun(NamedTuple):
     block_width: int  # the widest block multiplied
     basis_size: int  # the most basis vectors held at once
     carry: tuple  # (leading Ritz vectors, their images) for the next call
+    verified: int  # leading pairs no copy of a repeated eigenvalue can be missing among
 
 
 def _basis_limit(n, b):

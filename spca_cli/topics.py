@@ -127,7 +127,7 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     joint = REGISTRY[solver].joint
     n_eig = max(rank + 1, n_components + 1, 2)
 
-    eigen_calls = []
+    eigen_calls, eigen_notes = [], []
     seconds["eigen"] = 0.0
 
     def eigenpairs(A, p, start=None, tol=TOPICS_TOL, previous=None, coordinates=None):
@@ -139,6 +139,8 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
         # what the summary reports, not the pairs: a call's vectors and carry are n x 2(p + 3)
         eigen_calls.append((e.method, e.sparse_products,
                             float(np.max(e.residuals) / e.values[0]) if e.values[0] > 0 else 0.0))
+        if e.unverified:
+            eigen_notes.append(_unverified_note(e))
         return e
 
     # the first certificate forms the columns of A's first exact rows whatever the solver: those
@@ -162,7 +164,7 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                 solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
                 time_limit, solver_options, seconds, eigenpairs)
             solver_notes = _solver_notes(solver, found)
-    notes = [str(w.message) for w in caught] + solver_notes
+    notes = [str(w.message) for w in caught] + solver_notes + eigen_notes
     topics = _topics(found, A0, labels, lam, notes)
     total_bound = None if total_list is None else _total_bound(topics, total_list, notes)
 
@@ -188,6 +190,12 @@ def _eigensolver_summary(calls):
     return {"method": "/".join(methods), "calls": len(calls),
             "sparse_products": [products for _, products, _ in calls],
             "max_relative_residual": max(relative for _, _, relative in calls)}
+
+
+def _unverified_note(eigen):
+    return (f"eigensolver: {eigen.method} may miss copies of a repeated eigenvalue past "
+            f"lambda_{eigen.verified}; the bounds take lambda_{eigen.verified}'s ceiling for the "
+            "eigenvalues after it (weaker, still proofs)")
 
 
 def _untrusted_note(which):
@@ -279,7 +287,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         seconds["bounds"] += time.perf_counter() - t
         if out is None:
             out = _solve(spec, A, k, available, certificate, solver_options, seconds)
-        solver_bounds = list(out.bounds)
+        solver_bounds = _certifying_bounds(spec, A, out)
         bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
         if (eigen.residuals[:n_pairs].max(initial=0.0) > TOPICS_TOL * eigen.value(0)
                 and _bounds.eigen_bounds_could_tighten(bound_list, out.value, eigen, rank)):
@@ -296,7 +304,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
                 again = _solve(spec, A, k, {**available, "eigen": eigen}, certificate,
                                solver_options, seconds)
                 # the better topic of the two is kept
-                solver_bounds += list(again.bounds)
+                solver_bounds += _certifying_bounds(spec, A, again)
                 if again.value >= out.value:
                     out = again
             bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
@@ -314,6 +322,21 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         return found, None
     # disjoint supports (remove deflation): the same total bounds as for a joint solver
     return found, _bounds.total_bounds(A0, k, n_components, eigen0, row=row0)
+
+
+def _certifying_bounds(spec, A, out):
+    """The solver's own bounds that hold for every topic of the view ``A``. A solver whose
+    bounds hold for nonnegative topics only (nonneg) keeps them on an entrywise nonnegative
+    A', where the best topic is nonnegative; elsewhere the least of them is reported as
+    ``nonnegative_upper_bound`` in the topic's solver info, with a note, and the certificate
+    rests on the bounds that hold for every topic."""
+    if not spec.nonnegative_bounds or not out.bounds or A.is_nonnegative():
+        return list(out.bounds)
+    out.info["nonnegative_upper_bound"] = float(min(b for b, _ in out.bounds))
+    out.notes.append(f"{spec.name}: the matrix has negative entries, so the solver's own bounds "
+                     "hold for nonnegative topics only (solver_info: nonnegative_upper_bound); "
+                     "the certificate uses bounds that hold for every topic")
+    return []
 
 
 def _solve(spec, A, k, inputs, certificate, solver_options, seconds):

@@ -80,6 +80,9 @@ class MatrixInput:
     kind : str, default='npy'
     paths : list of str
         The file read (as for :class:`Corpus`).
+    psd_margin : float or None
+        eps >= 0 with A + eps I PSD (:meth:`~spca_cli.matrix.Gram.from_dense`); None: measured
+        when the Gram operator is made.
     """
 
     A: np.ndarray
@@ -87,6 +90,7 @@ class MatrixInput:
     path: str
     kind: str = "npy"
     paths: list = field(default_factory=list)
+    psd_margin: float | None = None
 
     @property
     def n_words(self):
@@ -121,7 +125,8 @@ def input_gram(data):
         gram, labels = Gram.from_documents(data.S), data.vocabulary
         documents, nonzeros = int(data.S.shape[0]), int(data.S.nnz)
     else:
-        gram, labels = Gram.from_dense(data.A), data.labels
+        gram = Gram.from_dense(data.A, psd_margin=getattr(data, "psd_margin", None))
+        labels = data.labels
         documents, nonzeros = None, int(np.count_nonzero(data.A))
     path = str(data.path)
     summary = {"path": path, "documents": documents, "words": int(gram.n), "nonzeros": nonzeros,

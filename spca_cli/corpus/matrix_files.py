@@ -19,7 +19,7 @@ from spca_cli.corpus.core import MatrixInput
 from spca_cli.corpus.uci import read_vocabulary
 from spca_cli.errors import SpcaInputError, SpcaParameterError
 from spca_cli.limits import MAX_GRAM_TRACE, check_memory
-from spca_cli.matrix import check_psd_matrix
+from spca_cli.matrix import check_psd_matrix, negative_part
 
 __all__ = ["read_npy", "read_mtx", "read_labels", "extreme_eigenvalues", "check_gram_range",
            "PSD_CHECK_LIMIT"]
@@ -105,7 +105,8 @@ def read_npy(path, labels=None):
                                    f"{smallest:.6g}, largest {largest:.6g})")
     names = (read_labels(labels, n, matrix_path=path) if labels
              else np.array([str(i) for i in range(n)], dtype=str))
-    return MatrixInput(A=A, labels=names, path=str(path))
+    return MatrixInput(A=A, labels=names, path=str(path),
+                       psd_margin=negative_part(A, smallest, largest))
 
 
 def _beside(path):

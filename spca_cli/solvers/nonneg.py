@@ -335,7 +335,9 @@ def nonneg(A, k, *, eigen, rank=2, exact=None, samples=None, epsilon=None, time_
     support, weights, value, value_d = _refine(A, active_mask, active, order, Vs, pool, k)
 
     certified = found["certified"]
-    bounds = _bounds(lam, res, d, m, k, value, value_d, certified, found["mode"],
+    # lambda_{d+1}'s ceiling (0 when A_d holds every eigenvalue of the active part)
+    lam_next = eigen.tail_ceiling(d) if d < m else 0.0
+    bounds = _bounds(lam, res, lam_next, d, m, k, value, value_d, certified, found["mode"],
                      found["epsilon"], found["confidence"])
     info = dict(rank=d, mode=found["mode"], candidates=int(found["candidates"]),
                 samples=found["samples"], epsilon=found["epsilon"],
@@ -466,18 +468,14 @@ def _refine(A, active_mask, active, order, Vs, pool, k):
     return support, weights, value, value_d
 
 
-def _bounds(lam, res, d, m, k, value, value_d, certified, mode, eps, confidence):
-    """Upper bounds (value, source) on the best nonnegative k-sparse x^T A' x; see nonneg Notes."""
+def _bounds(lam, res, lam_next, d, m, k, value, value_d, certified, mode, eps, confidence):
+    """Upper bounds (value, source) on the best nonnegative k-sparse x^T A' x; see nonneg Notes.
+    ``lam_next``: an upper bound on lambda_{d+1} (:meth:`~spca_cli.spectrum.Eigen.
+    tail_ceiling`)."""
     out = []
     cross = 2.0 * float(np.sqrt(np.sum(res[:d] ** 2)))  # A_d from approximate eigenpairs
-    if d < lam.size:
-        lam_next = float(lam[d] + res[d])
-    elif d >= m:
-        lam_next = 0.0  # A_d already holds every eigenvalue of the active part
-    else:
-        lam_next = None
     lam1 = float(lam[0] - res[0])
-    if lam_next is not None and lam1 > 0:
+    if lam1 > 0:
         rho = max(k / (2.0 * m), 1.0 / (1.0 + 2.0 * (m / k) * lam_next / lam1))
     else:
         rho = k / (2.0 * m)
@@ -485,17 +483,15 @@ def _bounds(lam, res, d, m, k, value, value_d, certified, mode, eps, confidence)
     if mode == "exact":
         if not certified:
             return out  # a time-limited run certifies nothing beyond the general bounds
-        if lam_next is not None:
-            out.append((value_d + lam_next + cross + slack,
-                        f"rank-{d} nonneg spannogram + lambda_{d + 1}"))
+        out.append((value_d + lam_next + cross + slack,
+                    f"rank-{d} nonneg spannogram + lambda_{d + 1}"))
         out.append(((value + cross) / rho + slack, f"Theorem 1 ratio (rank {d})"))
     else:
         if eps >= 1.0 or confidence <= 0.0:
             return out
         wp = f"w.p. >= {_floor_str(confidence)}"
-        if lam_next is not None:
-            out.append((value_d / (1.0 - eps) + lam_next + cross + slack,
-                        f"eps-net rank-{d} + lambda_{d + 1} ({wp})"))
+        out.append((value_d / (1.0 - eps) + lam_next + cross + slack,
+                    f"eps-net rank-{d} + lambda_{d + 1} ({wp})"))
         out.append(((value + cross) / ((1.0 - eps) * rho) + slack,
                     f"Theorem 2 ratio (rank {d}, eps {eps:g}, {wp})"))
     return out

@@ -177,6 +177,11 @@ class SolverSpec:
     check_work : callable, optional
         ``check_work(n_words, rank=, time_limit=, options=)``: refuses, before any data is
         read or any work done, a run whose sampling cannot finish or fit (:mod:`spca_cli.limits`).
+    nonnegative_bounds : bool
+        Its own bounds bound the best *nonnegative* topic only. On an entrywise nonnegative A'
+        that is the best topic (Perron-Frobenius: every A'[I, I] has a nonnegative leading
+        eigenvector), elsewhere a signed topic can explain more, and the pipeline reports them
+        apart (``nonnegative_upper_bound``) instead of as the topic's certificate.
     """
 
     name: str
@@ -187,6 +192,7 @@ class SolverSpec:
     exact_on: str | None = None
     prepare: object = None
     check_work: object = None
+    nonnegative_bounds: bool = False
 
     def param(self, name):
         return next((p for p in self.params if p.name == name), None)
@@ -272,7 +278,7 @@ def _build():
                   cli_rule=Interval(float, 0, 1, low_open=True, high_open=True)),
             max_candidates,
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d",
-            check_work=nonneg_work),
+            check_work=nonneg_work, nonnegative_bounds=True),
         SolverSpec("spannogram", spannogram, params=(
             Param("eliminate", Boolean(), flag="--no-elimination", flag_value=False,
                   help="skip the (provably safe) feature elimination"),

@@ -416,10 +416,12 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
 
     V = low_rank_factor(eigen, d)  # (n, d), A_d = V V^T
     lam_next = eigen.value(d)  # lambda_{d+1}, 0 beyond n
-    r_next = float(res[d]) if d < len(res) else 0.0
-    # first-order bound on lambda_max(A - V V^T) - lambda_{d+1} from the eigenpair residuals
-    slack_eig = r_next + 2.0 * float(np.sqrt(np.sum(res[:d] ** 2)))
-    gap = lam_next + slack_eig + 1e-9 * lam1  # A'-score <= A_d-score + gap (exact pruning)
+    # an upper bound on lambda_max(A - V V^T): lambda_{d+1}'s ceiling (its residual, or more
+    # where a copy of a repeated eigenvalue could be missing) and the first-order terms of the
+    # first d pairs' residuals
+    lam_bound = eigen.tail_ceiling(d) if d < A.n else 0.0
+    slack_eig = 2.0 * float(np.sqrt(np.sum(res[:d] ** 2)))
+    gap = lam_bound + slack_eig + 1e-9 * lam1  # A'-score <= A_d-score + gap (exact pruning)
 
     row_norm = np.linalg.norm(V, axis=1)
     row_norm[~active] = 0.0
@@ -439,7 +441,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         opt_d = float(np.linalg.eigvalsh(Vs.T @ Vs)[-1])
         return _output(A, support, facts, surviving=len(support), candidates=1, scored=1,
                        points=0, opt_d=opt_d, lam_next=lam_next, exact=True,
-                       bound=_bound(opt_d, lam_next, slack_eig, k, d, 0.0, dropped))
+                       bound=_bound(opt_d, lam_bound, slack_eig, k, d, 0.0, dropped))
 
     Vc, norms, mult, off, word_order, deviation = _classes(V[words_nz], words_nz, diag[words_nz],
                                                            signed, scale)
@@ -475,7 +477,7 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
                        exact=False, time_limited=not result["truncated"])
     return _output(A, support, facts, surviving=surviving, candidates=n_candidates, scored=scored,
                    points=points, opt_d=opt_d, lam_next=lam_next, exact=True,
-                   bound=_bound(opt_d, lam_next, slack_eig, k, d, deviation, dropped))
+                   bound=_bound(opt_d, lam_bound, slack_eig, k, d, deviation, dropped))
 
 
 def _enumerate(runner, Vc, norms, cum_words, d, k, signed, tol, eliminate, deadline,
@@ -580,8 +582,9 @@ def _output(A, support, facts, *, surviving, candidates, scored, points, opt_d, 
     return out
 
 
-def _bound(opt_d, lam_next, slack_eig, k, d, deviation, dropped):
-    """OPT <= OPT_d + lambda_{d+1} (Lemma 3), with slack for what the enumeration simplified.
+def _bound(opt_d, lam_bound, slack_eig, k, d, deviation, dropped):
+    """OPT <= OPT_d + lambda_{d+1} (Lemma 3), with slack for what the enumeration simplified;
+    ``lam_bound`` is lambda_{d+1}'s ceiling (:meth:`~spca_cli.spectrum.Eigen.tail_ceiling`).
 
     Rows merged into a class differ from its row by at most ``deviation`` and dropped zero rows
     have norm at most ``dropped``; for any k rows ||V_I - W_I||_2 <= sqrt(k) (deviation + dropped)
@@ -590,7 +593,7 @@ def _bound(opt_d, lam_next, slack_eig, k, d, deviation, dropped):
     """
     delta = math.sqrt(k) * (deviation + dropped)
     opt_true = (math.sqrt(max(opt_d, 0.0)) + delta) ** 2
-    total = opt_true + lam_next + slack_eig
+    total = opt_true + lam_bound + slack_eig
     return float(total + 1e-12 * total)
 
 
