@@ -768,7 +768,10 @@ def require(name, *, progress=None, timeout=TIMEOUT):
     except DatasetError as exc:
         what = "built" if ds.derived_from else "downloaded"
         files = _names_text([s.file.name for s in states])
-        raise DatasetError(f"{ds.name} is not in {data_folder()} and could not be {what} "
+        damaged = [s for s in states if s.present and s.problem is not None]
+        state = (f"is damaged in {data_folder()} ({damaged[0].path.name}: {damaged[0].problem})"
+                 if damaged else f"is not in {data_folder()}")
+        raise DatasetError(f"{ds.name} {state} and could not be {what} "
                            f"({exc.reason}); run `spca datasets fetch {ds.name}` where the "
                            f"network allows, or put {files} in {data_folder()}, or set SPCA_DATA"
                            " to a folder holding them", reason=exc.reason) from None
