@@ -33,6 +33,7 @@ from spca_cli.corpus import FORMATS, MatrixInput, format_time, load_input, save_
 from spca_cli.corpus.sources import open_inputs
 from spca_cli.corpus.summary import summarize
 from spca_cli.corpus.tokenize import WEIGHTINGS, parse_ngram_range
+from spca_cli.distributed import CONNECT_TIMEOUT
 from spca_cli.errors import SpcaError, SpcaInputError, SpcaOutputError, SpcaParameterError
 from spca_cli.files import (atomic_output, atomic_write, check_output_file, check_output_folder,
                             output_errors)
@@ -217,9 +218,11 @@ quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="No progress bar or summary on stderr.")
 scheduler_option = click.option(
     "--scheduler", metavar="ADDRESS",
-    help="Run on a Dask cluster: local:N (N single-threaded worker processes here) or a "
-         "scheduler address such as tcp://HOST:8786 [default: $DASK_SCHEDULER_ADDRESS; unset: "
-         "one process]. Needs pip install 'spca-cli[dask]'.")
+    help="Run on a Dask cluster: local:N (N single-threaded worker processes here; N above "
+         "the cores is lowered to them, with a warning) or a scheduler address such as "
+         f"tcp://HOST:8786, which must answer within {CONNECT_TIMEOUT:g} s [default: "
+         "$DASK_SCHEDULER_ADDRESS; "
+         "unset: one process]. Needs pip install 'spca-cli[dask]'.")
 documents_option = click.option(
     "--documents", "n_documents", type=click.IntRange(min=0), default=3, show_default=True,
     metavar="N", help="Show each topic's N top-scoring documents (0: none).")

@@ -16,7 +16,13 @@ import re
 
 from spca_cli.errors import Name, SpcaError, SpcaParameterError
 
-__all__ = ["connect", "scheduler_address", "gather", "INSTALL_HINT"]
+__all__ = ["connect", "scheduler_address", "gather", "INSTALL_HINT", "CONNECT_TIMEOUT"]
+
+logger = logging.getLogger(__name__)
+
+#: seconds a scheduler address has to answer Dask's handshake (the client itself waits for
+#: nothing longer): an address that accepts and never answers is an error, not a hang
+CONNECT_TIMEOUT = 10.0
 
 INSTALL_HINT = [Name("scheduler"), " needs Dask distributed, which is not installed: "
                 "pip install 'spca-cli[dask]'"]
@@ -44,8 +50,10 @@ def connect(address):
     """A ``distributed.Client`` for ``address``, closed (and a local cluster stopped) at exit.
 
     ``local:N`` starts a LocalCluster of N worker processes with one thread each (numba and
-    BLAS get the whole core); anything else is a scheduler address such as
-    ``tcp://HOST:8786``.
+    BLAS get the whole core), N at most the cores this process may use: more workers than
+    cores only share them, so a larger N is lowered to the cores with a warning. Anything
+    else is a scheduler address such as ``tcp://HOST:8786``, which must answer Dask's
+    handshake within :data:`CONNECT_TIMEOUT` seconds (:func:`_check_scheduler`).
     """
     _require_dask()
     from distributed import Client, LocalCluster
@@ -55,6 +63,12 @@ def connect(address):
         n = int(local.group(1))
         if n < 1:
             raise SpcaParameterError([Name("scheduler"), f" local:N needs N >= 1, got {address}"])
+        cores = _cores()
+        if n > cores:
+            logger.warning("%s asks for %d workers but this machine has %d core%s: starting "
+                           "%d, one single-threaded worker per core", address, n, cores,
+                           "" if cores == 1 else "s", cores)
+            n = cores
         # silence_logs: the cluster's own notices (a worker slow to stop at the end, say)
         # are not the user's business; its errors still surface through the futures
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
@@ -66,13 +80,60 @@ def connect(address):
         raise SpcaParameterError([Name("scheduler"), " must be local:N (N workers) or a "
                                   "scheduler address such as tcp://HOST:8786, got "
                                   f"{address!r}"])
+    _check_scheduler(address)
     try:
-        client = Client(address, timeout="20s")
+        client = Client(address, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise SpcaParameterError([Name("scheduler"), f" {address}: cannot reach the scheduler "
-                                  f"({_one_line(exc)})"]) from None
+        raise _unreachable(address, _one_line(exc)) from None
     with client:
         yield client
+
+
+def _cores():
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _unreachable(address, reason):
+    return SpcaError(f"cannot reach a Dask scheduler at {address}: {reason}")
+
+
+def _check_scheduler(address):
+    """Refuse ``address`` unless it completes Dask's handshake within CONNECT_TIMEOUT seconds.
+
+    ``distributed.Client`` waits for the handshake's reply without a time limit (an address
+    that accepts and never answers hangs it), and reads the first bytes of any reply as
+    frame lengths (an HTTP server's reply asks it to allocate exabytes): the handshake is
+    made here first, under one deadline, and whatever goes wrong in it is this one error.
+    """
+    import asyncio
+
+    from distributed.comm import connect as open_comm
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+    from distributed.security import Security
+
+    try:
+        get_backend(parse_address(address)[0])
+    except ValueError as exc:  # an unknown scheme (http://...)
+        raise _unreachable(address, _one_line(exc)) from None
+
+    async def handshake():
+        comm = await open_comm(address, timeout=CONNECT_TIMEOUT,
+                               **Security().get_connection_args("client"))
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(handshake(), CONNECT_TIMEOUT))
+    except (TimeoutError, asyncio.TimeoutError):
+        raise _unreachable(address, f"no answer within {CONNECT_TIMEOUT:g} s") from None
+    except OSError as exc:
+        raise _unreachable(address, _one_line(exc)) from None
+    except Exception:  # noqa: BLE001 - whatever a foreign peer's bytes make Dask's reader raise
+        raise _unreachable(address, "it answers, but not as a Dask scheduler does") from None
 
 
 def gather(client, futures):
