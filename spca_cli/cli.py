@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import time
 import warnings
@@ -111,9 +112,33 @@ def cli_message(exc, command=None):
     return _one_line(exc.worded(_option_of(command)))
 
 
+@contextlib.contextmanager
+def sigterm_as_exit():
+    """While the block runs, SIGTERM raises SystemExit(143) (128 + SIGTERM, as a shell reports
+    a terminated command) in the main thread, so every cleanup runs as for an error: the
+    temporary block folder of ``ingest --scheduler``, the copy of standard input, atomic
+    outputs' temp files, a local Dask cluster. A second SIGTERM does not interrupt that
+    cleanup. (SIGKILL runs none: the next run removes what it left, see
+    :func:`spca_cli.files.remove_stale`.)"""
+    def terminate(signum, _frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class SpcaGroup(click.Group):
     """A click group that reports the library's errors as ``Error: ...`` with exit status 1,
-    each parameter the error names shown as the option of the command that ran."""
+    each parameter the error names shown as the option of the command that ran, and turns
+    SIGTERM into an exit that cleans up (:func:`sigterm_as_exit`)."""
 
     def invoke(self, ctx):
         handler = WarningLines()
@@ -121,7 +146,7 @@ class SpcaGroup(click.Group):
         library = logging.getLogger("spca_cli")
         library.addHandler(handler)
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), sigterm_as_exit():
                 warnings.showwarning = handler.show_python_warning
                 return super().invoke(ctx)
         except SpcaError as exc:

@@ -6,6 +6,12 @@ fsynced, given ordinary permissions, then ``os.replace``-d over the destination.
 exception removes the temp file; a process killed mid-write leaves one named ``.tmp-spca-*``,
 which ``spca daily`` removes on its next run.
 
+Temporary folders (the row blocks of ``spca ingest --scheduler``, the copy of standard input)
+are named by :func:`own_prefix` with this host and process id; a run killed with SIGKILL (which
+no cleanup survives) leaves them, and the next run that makes one removes those of processes
+that no longer live (:func:`remove_stale`). SIGTERM runs every cleanup (the CLI turns it into an
+exit).
+
 Before any work, every command checks all its outputs with :func:`check_output_file` and
 :func:`check_output_folder`: an output that is (or resolves to, or is a hard link of) one of the
 inputs is refused, and so is a directory where a file goes, a missing or unwritable folder. While
@@ -18,15 +24,61 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
+import shutil
+import socket
 import tempfile
 from pathlib import Path
 
 from spca_cli.errors import SpcaOutputError
 
 __all__ = ["atomic_output", "atomic_write", "TMP_PREFIX", "check_output_file",
-           "check_output_folder", "input_identities", "output_errors"]
+           "check_output_folder", "input_identities", "output_errors", "own_prefix",
+           "remove_stale"]
 
 TMP_PREFIX = ".tmp-spca-"
+
+
+def _host():
+    # without "-", which separates the host from the pid in a name
+    return re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
+
+
+def own_prefix(prefix):
+    """``prefix`` followed by this host and this process's id (``.spca-blocks-HOST-PID-``): the
+    start of a temporary name that :func:`remove_stale` can tell is left over. The host is part
+    of it because a folder on shared storage may be a live process's of another machine."""
+    return f"{prefix}{_host()}-{os.getpid()}-"
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # another user's process (EPERM), or a number no process can have
+    return True
+
+
+def remove_stale(folder, prefix):
+    """Remove the entries of ``folder`` named by :func:`own_prefix` with ``prefix`` on this host
+    whose process no longer lives (what a run killed with SIGKILL left); the others stay."""
+    mine = f"{prefix}{_host()}-"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(mine):].split("-", 1)[0] if name.startswith(mine) else ""
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def _umask():

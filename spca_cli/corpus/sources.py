@@ -23,10 +23,13 @@ import tempfile
 from dataclasses import dataclass, field
 
 from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
+from spca_cli.files import own_prefix, remove_stale
 
 __all__ = ["Inputs", "open_inputs", "STDIN"]
 
 STDIN = "-"
+#: the temporary folder (in TMPDIR) of the copy of standard input
+_SPOOL_PREFIX = "spca-stdin-"
 
 
 @dataclass
@@ -135,7 +138,9 @@ def open_inputs(items, input_format="auto", *, stdin=None):
         files, names, temporary = [], [], {}
         for item in items:
             if item == STDIN:
-                folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="spca-stdin-"))
+                remove_stale(tempfile.gettempdir(), _SPOOL_PREFIX)  # a killed run's copy
+                folder = stack.enter_context(tempfile.TemporaryDirectory(
+                    prefix=own_prefix(_SPOOL_PREFIX)))
                 path = _spool_stdin(folder, input_format, stdin)
                 temporary[path] = STDIN
                 files.append(path)

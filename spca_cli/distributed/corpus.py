@@ -33,6 +33,8 @@ __all__ = ["DistributedCorpus", "is_corpus_folder", "MANIFEST", "load_corpus_fol
 #: The file that makes a folder a saved corpus of row blocks.
 MANIFEST = "spca-corpus.json"
 _FORMAT = "spca-corpus-blocks"
+#: the temporary folders beside a saved folder: the blocks being written, the corpus replaced
+_BLOCKS_PREFIX, _OLD_PREFIX = ".spca-blocks-", ".spca-old-"
 
 
 def is_corpus_folder(path):
@@ -241,11 +243,15 @@ class DistributedCorpus:
         """Write the folder of row blocks (see the module). The blocks are written by the
         workers into a new folder beside ``folder``, which then takes its place, so a reader
         never sees half a corpus and an earlier one stays whole if this fails."""
+        from spca_cli.files import own_prefix, remove_stale
+
         folder = os.path.abspath(os.fspath(folder))
         parent = os.path.dirname(folder)
         check_blocks_output(folder)
+        for prefix in (_BLOCKS_PREFIX, _OLD_PREFIX):
+            remove_stale(parent, prefix)  # what a killed run left beside the output
         try:
-            work = tempfile.mkdtemp(prefix=".spca-blocks-", dir=parent)
+            work = tempfile.mkdtemp(prefix=own_prefix(_BLOCKS_PREFIX), dir=parent)
         except OSError as exc:
             raise SpcaOutputError(folder, exc.strerror or str(exc)) from None
         try:
@@ -263,7 +269,7 @@ class DistributedCorpus:
                 json.dump(manifest, fh, indent=1, sort_keys=True)
             old = None
             if os.path.exists(folder):
-                old = tempfile.mkdtemp(prefix=".spca-old-", dir=parent)
+                old = tempfile.mkdtemp(prefix=own_prefix(_OLD_PREFIX), dir=parent)
                 os.replace(folder, os.path.join(old, "corpus"))
             os.replace(work, folder)
             if old is not None:

@@ -1,0 +1,153 @@
+"""Reliability: a run stopped by SIGTERM removes its temporary folders (the copy of standard
+input in TMPDIR, the row blocks a distributed ``ingest -o DIR`` writes beside DIR) and exits
+143; what a run killed by SIGKILL leaves is removed by the next run that makes such a folder,
+when its name says it was this host's and its process no longer lives.
+
+The runs are child processes; a patched step holds each one at the moment that matters (stdin
+kept open, or the manifest write of a distributed save) until the test sends the signal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from _cli import spca
+
+TINY = Path(__file__).resolve().parent / "data" / "tiny.csv"
+
+
+def wait_for(found, seconds=60):
+    """Poll ``found()`` until it is truthy (returned) or ``seconds`` pass (the test fails)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = found()
+        if value:
+            return value
+        time.sleep(0.05)
+    pytest.fail("the child never reached the step the test waits for")
+
+
+def entries(folder, prefix):
+    return sorted(n for n in os.listdir(folder) if n.startswith(prefix))
+
+
+def host():
+    from spca_cli.files import _host
+
+    return _host()
+
+
+def dead_pid():
+    """The id of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+# ---------------------------------------------------------------------- standard input
+def spooling_child(tmpdir):
+    """``spca info -`` whose standard input stays open: it waits in the copy to TMPDIR."""
+    child = subprocess.Popen([sys.executable, "-m", "spca_cli", "info", "-", "--input-format",
+                              "text"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(tmpdir)})
+    child.stdin.write(b"fares went up\n" * 1000)
+    child.stdin.flush()
+    wait_for(lambda: entries(tmpdir, "spca-stdin-"))
+    return child
+
+
+def test_sigterm_while_standard_input_is_spooled_removes_the_spool(tmp_path):
+    child = spooling_child(tmp_path)
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 128 + signal.SIGTERM
+    assert err == b""
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_next_stdin_run_removes_the_spool_of_a_killed_run(tmp_path, monkeypatch):
+    child = spooling_child(tmp_path)
+    child.kill()
+    child.communicate(timeout=60)
+    left = entries(tmp_path, "spca-stdin-")
+    assert len(left) == 1 and left[0].startswith(f"spca-stdin-{host()}-{child.pid}-")
+    # a live process's spool, and one of another machine (on shared storage), stay
+    live = tmp_path / f"spca-stdin-{host()}-{os.getpid()}-live"
+    other = tmp_path / f"spca-stdin-otherhost-{dead_pid()}-other"
+    live.mkdir(), other.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    result = spca_stdin("fares went up\nfares went down\n")
+    assert result.exit_code == 0, result.output
+    assert entries(tmp_path, "spca-stdin-") == sorted([live.name, other.name])
+
+
+def spca_stdin(text):
+    from click.testing import CliRunner
+
+    from spca_cli.cli import cli
+
+    return CliRunner().invoke(cli, ["info", "-", "--input-format", "text", "--format", "json",
+                                    "--eigenvalues", "0", "--min-count", "1"], input=text)
+
+
+# ---------------------------------------------------------------------- ingest --scheduler
+# the child's save stops at its manifest, after the workers wrote the blocks, until signalled
+_HELD_INGEST = """
+import json, sys, time
+import spca_cli.distributed.corpus as corpus
+
+class Held:
+    @staticmethod
+    def dump(*args, **kwargs):
+        open(sys.argv[1], "w").close()
+        time.sleep(600)
+
+corpus.json = Held
+from spca_cli.cli import cli
+cli(sys.argv[2:], prog_name="spca")
+"""
+
+
+def held_ingest(tmp_path, out):
+    marker = tmp_path / "saving"
+    child = subprocess.Popen([sys.executable, "-c", _HELD_INGEST, str(marker), "ingest", TINY,
+                              "-o", out, "-q", "--scheduler", "local:1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(marker.exists, seconds=120)
+    assert len(entries(out.parent, ".spca-blocks-")) == 1
+    return child
+
+
+def test_sigterm_during_a_distributed_ingest_removes_its_block_folder(tmp_path):
+    pytest.importorskip("distributed", reason="--scheduler needs the dask extra: "
+                                              "pip install 'spca-cli[dask]'")
+    out = tmp_path / "corpus"
+    child = held_ingest(tmp_path, out)
+    child.send_signal(signal.SIGTERM)
+    child.communicate(timeout=120)
+    assert child.returncode == 128 + signal.SIGTERM
+    assert entries(tmp_path, ".spca-") == []
+    assert not out.exists()
+
+
+def test_the_next_distributed_ingest_removes_the_block_folder_of_a_killed_one(tmp_path):
+    pytest.importorskip("distributed", reason="--scheduler needs the dask extra: "
+                                              "pip install 'spca-cli[dask]'")
+    out = tmp_path / "corpus"
+    child = held_ingest(tmp_path, out)
+    child.kill()
+    child.communicate(timeout=120)
+    left = entries(tmp_path, ".spca-blocks-")
+    assert len(left) == 1 and left[0].startswith(f".spca-blocks-{host()}-{child.pid}-")
+    live = tmp_path / f".spca-blocks-{host()}-{os.getpid()}-live"
+    live.mkdir()
+    result = spca("ingest", TINY, "-o", out, "-q", "--scheduler", "local:1")
+    assert result.exit_code == 0, result.output
+    assert entries(tmp_path, ".spca-") == [live.name]
+    assert (out / "spca-corpus.json").is_file()
