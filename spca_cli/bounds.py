@@ -300,7 +300,7 @@ def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
     A bound that uses eigenpairs adds their residuals: at most about (2 d + 1) max_i r_i at rank
     d for :func:`single_bounds` and the spannogram's OPT_d + lambda_{d+1}, about what accurate
     pairs could take off them. nonneg's Theorem 1 ratio bound, (value + cross) / rho, can move
-    by far more (up to 105 max r_i in a review's search), but it lies above nonneg's own
+    by far more (up to 105 max r_i in an adversarial search), but it lies above nonneg's own
     OPT_d + lambda_{d+1} in every case seen, so it is not the one refinement would make the
     tightest. A bound below ``attained`` (:func:`below_attained`) always asks for refinement:
     the pairs were not the leading ones, which every bound on them assumes.
@@ -433,8 +433,8 @@ class RowModel:
         # float32 would round
         CT = np.empty((h, words.size), dtype=np.float32)
         # the (n, h) columns and their copies never exist at once: _COLUMN_BLOCK at a time,
-        # formed on the product threads (the first 256 rows of 1M clustered tweets 2.5 s ->
-        # 1.6 s on 2 cores; the process peak 1.27 -> 1.30 GB against one column at a time)
+        # formed on the product threads (the first 256 rows of 1M clustered tweets: 1.6 s on 2
+        # cores and a process peak of 1.30 GB, against 2.5 s and 1.27 GB one column at a time)
         every_word = words.size == A.n  # (then words is 0..n-1: no gather)
         # undeflated or remove views: A'_ij = A_ij between active words, so the base columns
         # serve unmasked (no (n, 64) masked copies)

@@ -15,9 +15,10 @@ Three paths, chosen by ``method``:
   accuracy a topics run asks of those calls). On a ``remove`` view the previous call's
   leading Ritz vectors carry over with their images (``previous=``, no product: see
   :meth:`~spca_cli.matrix.Gram.carried`), and one product (their residuals and 3 random
-  columns) often ends the call: the later calls of a topics run on 1M generated tweets took
-  [2, 2, 2, 2] sparse products instead of [6, 2, 2, 4], on the clustered generator [4, 6, 2, 2]
-  instead of [6, 8, 16, 8], with the same topics and certified ratios. ``"auto"`` takes it for any
+  columns) often ends the call: the later calls of a topics run on 1M generated tweets take
+  [2, 2, 2, 2] sparse products where a start from the last Ritz block takes [6, 2, 2, 4], on the
+  clustered generator [4, 6, 2, 2] where it takes [6, 8, 16, 8], with the same topics and
+  certified ratios. ``"auto"`` takes it for any
   number of pairs, and so do ``spca info`` and ``spca spectrum`` (:func:`single_call_method`).
 * ``"arpack"``: SciPy's ``eigsh`` (ARPACK, implicitly restarted Lanczos with one vector), on
   request, and the fallback when the block method has not converged after ``_MAX_PRODUCTS``
@@ -25,8 +26,7 @@ Three paths, chosen by ``method``:
   copies of a repeated eigenvalue than there are (three copies of 998: two reported): its
   pairs past the first are not taken as the leading ones (:attr:`Eigen.ceilings`), and the
   bounds that use them are weaker. In a lone cold call it is about twice as fast as the block
-  method, which is why it was once the path of ``spca info``; a wrong leading eigenvalue
-  printed there costs more than the second.
+  method, but a wrong leading eigenvalue printed by ``spca info`` costs more than the second.
 
 Multiplicities: a block Krylov space from g Gaussian columns holds min(m, g) independent
 directions of every m-dimensional eigenspace, so the block method cannot miss a copy among its
@@ -35,7 +35,7 @@ rest through :attr:`Eigen.ceilings`.
 
 Why the project keeps a block method of its own although SciPy has eigensolvers: none of SciPy's
 or scikit-learn's can be warm-started from a block, and none reaches the accuracy the
-certificates want within about 20 passes over S (issue 9's budget). Measured on generated
+certificates want within about 20 passes over S (the eigen step's budget). Measured on generated
 corpora of 1,000,000 tweets and of the NYTimes shape (bench/results.md): ARPACK needs 21-44
 single products A x per call, i.e. 42-88 passes (it cannot use fewer than its basis size);
 LOBPCG 39-80 block products; scikit-learn's ``randomized_svd`` meets the count only with residuals
@@ -120,20 +120,20 @@ TOPICS_TOL = 1e-5
 #: generators of ``bench/bench_targets.py``, four later calls with blocks of p + 3 columns:
 #: 48 column products against 112 at 1e-5 (tweets), 98 against 336 (clustered spectrum), the
 #: same topics and certified ratios; 1e-4 needed 58 and 162. Every one of the rank + 1 pairs
-#: is driven to it, the one no candidate comes from included: left where it was (session 7),
-#: that pair's theta + r fell below its eigenvalue in 7 of 1,695 warm-started calls of an
-#: adversarial review (repeated top eigenvalues, projection deflation), and the bounds add r
-#: to theta on the assumption that it does not.
+#: is driven to it, the one no candidate comes from included: left unconverged, that pair's
+#: theta + r falls below its eigenvalue in 7 of 1,695 warm-started calls of an adversarial
+#: search (repeated top eigenvalues, projection deflation), and the bounds add r to theta on the
+#: assumption that it does not.
 CANDIDATE_TOL = 1e-3
 #: The first call's pairs beyond those rank + 1 (a run of K topics asks for K + 1) serve only
 #: the total bounds, Ky Fan sums that add their residuals, and the reported eigenvalues, Ritz
 #: values that never exceed the true ones and lie within r of them (:func:`first_call_tolerances`).
-#: Session 9 asked ``CANDIDATE_TOL`` of them: from a random block the clustered 1M generator's
-#: first call took 20 sparse products where 1e-4 takes 26, its total bound 0.03% higher. Since
-#: the call starts from the certificate's exact rows (``coordinates``), 1e-4 costs no product
-#: there (6 sparse products at 1e-3 and at 1e-4, 8 at 1e-5; tweets generator 4 at each) and gives
-#: back the sharper total bounds (clustered 3,155,731 at 1e-3 -> 3,154,656; tweets 3,851,101 ->
-#: 3,848,307), the tail's eigenvalues as accurate as before session 9.
+#: From a random block ``CANDIDATE_TOL`` would save products (the clustered 1M generator's first
+#: call: 20 sparse products where 1e-4 takes 26, its total bound 0.03% higher). The call starts
+#: from the certificate's exact rows (``coordinates``), where 1e-4 costs no product (6 sparse
+#: products at 1e-3 and at 1e-4, 8 at 1e-5; tweets generator 4 at each) and gives the sharper
+#: total bounds (clustered 3,154,656 where 1e-3 gives 3,155,731; tweets 3,848,307 where it gives
+#: 3,851,101) and the tail's eigenvalues to 1e-4.
 TAIL_TOL = 1e-4
 METHODS = ("auto", "dense", "krylov", "arpack")
 _EXTRA = 3  # block width beyond the p pairs asked for: clusters of eigenvalues converge together
@@ -146,9 +146,9 @@ _MAX_PRODUCTS = 45  # block products (90 sparse ones) before the block method ha
 # basis and its image are 2 x 6 x hold vectors of n words), and the basis grows to 6 times that:
 # a cluster then converges as one invariant subspace. The block multiplied stays p + 3 wide:
 # every Ritz residual lies in the one next Krylov block, so more residuals add no direction,
-# and a block made wider with random columns (tried, session 8) cost more than it saved: a
-# product costs about width times a one-column one, and on the clustered 1M generator the first
-# call took 22 products up to 28 wide (8.3 s) instead of 26 of 9 (5.4 s).
+# and a block made wider with random columns costs more than it saves: a product costs about
+# width times a one-column one (on the clustered 1M generator from a random block, a first call
+# of 22 products up to 28 wide takes 8.3 s, one of 26 products 9 wide 5.4 s).
 _CLUSTER_GAP = 0.15
 _MAX_HOLD = 32
 _PATIENCE = 16
@@ -420,13 +420,13 @@ def _coordinate_start(A, words, p):
     many as hold every Ritz value within ``_CLUSTER_GAP`` of the p-th and 3 more (at most
     ``_MAX_HOLD``), so that no Ritz value of these words just below theta_p is left for the
     probe to resolve (:func:`_probe_clear`; 100,000 clustered tweets, 18 Ritz values within 6%
-    below the 6th: the first call took 16 block products instead of 6).
+    below the 6th: a start without them takes 16 block products where this one takes 6).
 
     The words of largest diagonal carry most of a co-occurrence matrix's leading eigenvectors:
     on 1,000,000 clustered tweets (20 equally strong topics) the Ritz values on the 256 first
-    exact rows were within 0.2% of the 2nd-6th eigenvalues (11% for the 1st), and the first
-    eigen step of a topics run took 3 block products from there instead of 10 from a random
-    block (1.4 -> 0.44 s), the columns costing nothing more: the certificate forms them anyway.
+    exact rows are within 0.2% of the 2nd-6th eigenvalues (11% for the 1st), and the first
+    eigen step of a topics run takes 3 block products from there where a random block takes 10
+    (0.44 s against 1.4 s), the columns costing nothing more: the certificate forms them anyway.
     The words need not hold the leading eigenvectors: the call stops only on residuals computed
     from exact images, and not before random columns have gone through ``_PROBE_PRODUCTS``
     products of their own and resolved what lies below theta_p off the basis
@@ -656,9 +656,9 @@ def _orthonormal_pair(B, AB):
     B is an orthonormal Ritz block with the removed words masked out (B^T B <= I): a direction
     that kept a share s of its norm has its image's rounding (the cancellation in
     :meth:`~spca_cli.matrix.Gram.carried`, of the size of A's entries on the removed words)
-    multiplied by 1/sqrt(s) when it is normalised. With the old cut (s > 1e-10 s_max) the
-    residuals reported on a dense matrix with a strong removed word (lambda_1 1e9 times the
-    next view's) were 1e-7 theta_1 below the true ones (tests/test_review8.py)."""
+    multiplied by 1/sqrt(s) when it is normalised. A cut at s > 1e-10 s_max would report
+    residuals 1e-7 theta_1 below the true ones on a dense matrix with a strong removed word
+    (lambda_1 1e9 times the next view's; tests/test_carried_residuals.py)."""
     gram = B.T @ B
     s, U = np.linalg.eigh(0.5 * (gram + gram.T))
     keep = s > _CARRY_KEPT

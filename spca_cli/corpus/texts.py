@@ -1,6 +1,6 @@
 """What a corpus keeps of each document besides its row of S: its text and its id.
 
-Decision (issue 15): the texts are kept in the corpus itself, not as byte offsets into the
+Decision: the texts are kept in the corpus itself, not as byte offsets into the
 source file. A saved ``.npz`` then shows documents without the source at hand (the source may
 have moved, been rotated by cron, or be gzip-compressed, where an offset cannot be sought), and
 a CSV record with quoted newlines needs no re-parsing. The cost is the UTF-8 text itself plus

@@ -208,8 +208,8 @@ class _PieceIds(_PieceCache):
 
     The pieces' ids are then one C-level pass over them, without a list of token strings and
     without a second lookup of each token (read_corpus of 250,000 generated tweets spent 0.64 s
-    in that lookup and 1.15 s building the token list, of 4.0 s, when every piece came this way,
-    session 8). A new piece takes its tokens from the tokenizer's :class:`_Pieces` and gives each
+    in that lookup and 1.15 s building the token list, of 4.0 s, when every piece came this
+    way). A new piece takes its tokens from the tokenizer's :class:`_Pieces` and gives each
     new token the next id; bounded like :class:`_Pieces` (ids of the vocabulary never change, so
     an entry dropped and made again comes back equal).
     """
@@ -269,7 +269,7 @@ class _ByteTokens:
     (ASCII) splitting and looking up 5.3M pieces in Python took 0.28 + 1.23 s of its 2.35 s
     (the first chunk, all misses, 0.57 s of it); the kernel takes 0.09-0.10 s per chunk of
     50,000 (7.5 MB), 0.04 s of it cutting and hashing, the rest the table's lookups, and the
-    range 1.45-1.65 s in all (session 10). Documents with non-ASCII text keep their ASCII
+    range 1.45-1.65 s in all. Documents with non-ASCII text keep their ASCII
     pieces on this path.
     """
 
@@ -457,7 +457,8 @@ class Tokenizer:
             tokens = self._tokenize(text)
         if self._forms is not None:
             # the stop words dropped here (two tokens in five of the airline tweets) never
-            # reach the vocabulary's lookup: 0.023 s -> 0.014 + 0.007 s on that file
+            # reach the vocabulary's lookup: on that file 0.014 s of lookup + 0.007 s of this
+            # filter, where looking every token up takes 0.023 s
             tokens = list(filter(None, map(self._forms.__getitem__, tokens)))
         return tokens
 
@@ -499,8 +500,8 @@ def make_analyzer(min_length=3, stopwords=None, ngram_range=(1, 1)):
 
 # Longest word kept, in characters: a longer run of letters is a blob (base64, minified code, a
 # stretched "haaaa...a"), not a word. Kept, it would also pad every word of the vocabulary's numpy
-# array to its length (4 bytes a character: one 3 MB token beside 40,000 words asked for 469 GiB,
-# found by session 10's review). No tweet can hold a longer hashtag (280 characters in all).
+# array to its length (4 bytes a character: one 3 MB token beside 40,000 words would ask for
+# 469 GiB). No tweet can hold a longer hashtag (280 characters in all).
 MAX_WORD_LENGTH = 256
 
 

@@ -6,8 +6,8 @@ worker are joined into one :class:`Shard` there (a :class:`~spca_cli.backend.Loc
 its rows, the same numba kernels), and each question is one task per shard whose answers are
 added on the client: only the question (an n x b block, a few word ids) goes out and only
 n-vectors, n x b blocks or |J| x |J| submatrices come back. One fused task per worker costs a
-fixed few tens of milliseconds per product; a task per block plus a tree of additions cost 2-3
-times more (README, "Past one machine").
+fixed few tens of milliseconds per product; a task per block plus a tree of additions costs
+2-3 times more (docs/dask.md, "Overhead per product").
 """
 
 from __future__ import annotations
