@@ -5,8 +5,8 @@ Run with ``python -m bench.bench_certificates``. For each matrix and solver it p
 topic's value, the certified ratio of each of the 5 topics, the smallest, and the seconds spent
 solving and bounding. The baseline, measured in the same run, is the same solver certified only
 by the eigenvalue bounds (lambda_1, top-k diagonal, rank-1 + lambda_2, the spannogram's
-OPT_d + lambda_{d+1}): what spca printed before the weighted row bound. ``exact -c 1`` shows the
-time to prove the first topic optimal.
+OPT_d + lambda_{d+1}), labelled ``before``: the certificates without the weighted row bound.
+``exact -c 1`` shows the time to prove the first topic optimal.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ PUBLISHED = {"airline": 3821.31, "kos": 73173.24}
 
 @contextmanager
 def eigenvalue_bounds_only():
-    """Certify with the bounds spca had before the weighted row bound (for the baseline)."""
+    """Certify with the eigenvalue bounds only, without the weighted row bound (the baseline)."""
     saved = bounds.row_certificate
 
     def none(A, k, *, totals=()):
@@ -75,8 +75,8 @@ def main():
                   f"{result.seconds['solve']:8.1f} {result.seconds.get('bounds', 0.0):8.1f} "
                   f"{seconds:8.1f}")
         print(f"{name:8} published best first topic: {PUBLISHED[name]}")
-    print("\nbefore = the same solver certified by the eigenvalue bounds only (what spca "
-          "printed before the weighted row bound), measured in this run")
+    print("\nbefore = the same solver certified by the eigenvalue bounds only (without the "
+          "weighted row bound), measured in this run")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ Run with ``python -m bench.bench_dask [--documents N] [--workers 1,2] [--cache D
 Each configuration runs in a fresh child process (one process, then ``--scheduler local:N``
 for each N of ``--workers``), which reads the file, computes the eigen step of ``spca topics``
 (the leading eigenpairs of A = S^T S, as ``top_eigenpairs`` does it for the spannogram) and then
-the whole topics run (``-k 10 -c 5``, spannogram rank 2, the issue-1 target). The cluster's
+the whole topics run (``-k 10 -c 5``, spannogram rank 2, as bench_scale's target). The cluster's
 start is timed apart. On the cluster it also measures the overhead of one product with an
 n x 8 block: the wall time of the product minus the longest time a worker spent computing its
 share (timed on the worker), i.e. what scheduling, shipping the block, and gathering and adding

@@ -6,7 +6,7 @@ repository) and reused while their parameters stay the same:
 
 * ``tweets-100k``, ``tweets-1M``: JSON lines, ~15 words each from a Zipf vocabulary of 50,000
   words, 5 planted topics, @mentions, URLs, hashtags and Twitter ``created_at``; rank-2
-  spannogram (the issue's first target: 1M tweets -> 5 topics of 10 words in < 20 s, < 1.5 GB);
+  spannogram (target: 1M tweets -> 5 topics of 10 words in < 20 s, < 1.5 GB);
 * ``uci-nyt``: a UCI docword of 300,000 documents x 100,000 words, ~70 million nonzeros (the
   NYTimes shape, ~1 GB of text), Zipf-Mandelbrot background and bursty planted topics (see
   ``write_corpus``); rank-3 spannogram (targets: ingest < 30 s, eigen + solve < 30 s, < 4 GB).
@@ -53,7 +53,7 @@ TWEETS = dict(kind="jsonl", words=50_000, words_per_document=15, topics=5, seed=
 NYT = dict(kind="uci", words=100_000, words_per_document=248, exponent=1.0, offset=20.0,
            topics=5, topic_repeat=2.0, seed=0)
 # the second tweet generator: 20 planted topics of equal strength (each in 3% of the tweets), so
-# the spectra after the Zipf head hold a cluster of near-equal eigenvalues (issue 19)
+# the spectra after the Zipf head hold a cluster of near-equal eigenvalues (bench_targets)
 CLUSTERED = dict(kind="jsonl", words=50_000, words_per_document=15, topics=20, topic_rate=0.6,
                  seed=1)
 SIZES = {

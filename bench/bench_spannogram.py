@@ -76,7 +76,7 @@ def main(argv=None):
 
 
 def generated(k, components, documents=100_000, words=50_000):
-    """The issue's second target: a generated corpus, rank 3, under 10 s of solve time."""
+    """A target: a generated corpus, rank 3, under 10 s of solve time."""
     from spca_cli.generate import zipf_corpus
 
     corpus = zipf_corpus(documents, words, topics=8, words_per_document=15, random_state=0)

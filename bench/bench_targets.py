@@ -1,4 +1,4 @@
-"""Issue 19's targets: spca against what a user would run instead, on two tweet generators.
+"""The performance targets: spca against what a user would run instead, on two tweet generators.
 
 Run with ``python -m bench.bench_targets [--sizes NAME ...] [--cache DIR]``. For each corpus of
 1,000,000 generated tweets (``tweets-1M``: 5 planted topics, the spectrum the eigen step was tuned
