@@ -146,7 +146,7 @@ def test_real_cooccurrence_keeps_its_topics_and_certificates_with_fewer_products
         ["bush", "november"], ["dean", "campaign"], ["percent", "vote"]]
 
 
-# found in an adversarial review of the change (the last two crashed before it as well)
+# very loose later eigen steps with every solver, a view projected to zero, one bipartite component
 
 @pytest.mark.parametrize("carry", [True, False])
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
@@ -177,8 +177,8 @@ def test_every_solver_keeps_valid_bounds_on_very_loose_later_pairs(monkeypatch, 
 
 def test_projection_deflation_to_a_zero_view_reports_instead_of_raising():
     """A rank-1 matrix of 4 words: after the first topic the projected view is zero up to
-    rounding, and the later topics must be reported with value ~0, not raise (found in review:
-    the computed value 3.8e-15 exceeded every bound, 3.6e-15, and certified_ratio raised)."""
+    rounding, and the later topics must be reported with value ~0, not raise (a computed value
+    of 3.8e-15 exceeds every bound, 3.6e-15: bounds.cover_rounding raises the bound to it)."""
     u = np.array([1.0, 2.0, 3.0, 4.0])
     result = run_topics(matrix_input(np.outer(u, u)), solver="greedy", k=2, n_components=3,
                         rank=1, deflation="projection")
@@ -190,7 +190,7 @@ def test_projection_deflation_to_a_zero_view_reports_instead_of_raising():
 
 
 def test_bipartite_with_one_component():
-    """Found in review: the polish of a single component had no other supports to concatenate."""
+    """The polish of a single component, which has no other supports to concatenate."""
     rng = np.random.default_rng(0)
     V = rng.standard_normal((8, 8))
     result = run_topics(matrix_input(V @ V.T), solver="bipartite", k=2, n_components=1, rank=2)

@@ -1,5 +1,5 @@
-"""How the certificate and the block products store their numbers (issue 19's memory target):
-the same values as before in less memory.
+"""How the certificate and the block products store their numbers (the memory target of
+bench_targets): the same values in less memory.
 
 * the certificate's exact rows are float32 exactly when float32 holds them (counts), and the
   bound is then bit for bit the one of float64 rows;

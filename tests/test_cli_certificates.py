@@ -1,4 +1,4 @@
-"""Issue 13 through the CLI: the auto default, --solver exact and the bipartite polish, on a
+"""Certificates through the CLI: the auto default, --solver exact and the bipartite polish, on a
 matrix solved by brute force and on the real matrices of ../shared/data (published figures in
 PROVENANCE.md)."""
 

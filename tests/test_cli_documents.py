@@ -1,5 +1,5 @@
 """The documents behind each topic, through the CLI: top documents, coverage, --assignments,
-saved corpora and UCI titles (issue 15)."""
+saved corpora and UCI titles."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 16 through the command line: stop lists united from names and files, the English
+"""Text inputs through the command line: stop lists united from names and files, the English
 apostrophe rules, --lang, combining marks and scripts without spaces, --ngrams, and every way
 of handing over input (stdin, folders, globs, several files).
 
@@ -91,7 +91,7 @@ def test_english_contractions_and_possessives_never_become_words(tmp_path):
     got = words(tmp_path, JSONL, "--min-count", "1")
     assert not set(CONTRACTIONS) & got
     assert not {w for w in got if "'" in w or "\u2019" in w}
-    # what the typographic apostrophe used to split off ("don’t" -> "don")
+    # what the typographic apostrophe splits off without the English rules ("don’t" -> "don")
     assert not {"don", "didn", "doesn", "can"} & got
     # possessives merge with their word
     assert {"bag", "airline", "plane", "pilot"} <= got
@@ -307,12 +307,12 @@ def airline_vocabularies(tmp_path_factory):
 
 def test_airline_vocabulary_holds_no_contraction(airline_vocabularies):
     default, paper = airline_vocabularies["english"], airline_vocabularies["english-2013"]
-    # every Xn't, and X'm/'ve/'re/'ll with X a stop word (README: "English apostrophes")
+    # every Xn't, and X'm/'ve/'re/'ll with X a stop word (docs/ingest.md: "English apostrophes")
     contractions = {w for w in paper if re.fullmatch(r"[a-z]+n't|(i|you|we|they|he|it)'"
                                                      r"(m|ve|re|ll)", w)}
     # the 2013 recipe keeps them (its 4th and 5th default topics hold "don't" and "i've")
     assert {"i'm", "don't", "i've", "can't", "didn't", "you're", "we'll"} <= contractions
-    assert (len(paper), len(default)) == (5373, 5277)  # README: the rules remove 96 words
+    assert (len(paper), len(default)) == (5373, 5277)  # docs/ingest.md: the rules remove 96 words
     assert not contractions & default
     assert not {"don", "didn", "doesn"} & default  # no fragments of a split contraction
     assert not {"airline's", "flight's"} & default  # possessives merge with their word

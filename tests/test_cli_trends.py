@@ -1,5 +1,5 @@
 """``spca daily --from --to``, prevalence, topics followed across days, trends.png and
-index.html (issue 15)."""
+index.html."""
 
 from __future__ import annotations
 

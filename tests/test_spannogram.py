@@ -236,7 +236,7 @@ def test_refuses_too_many_candidates():
 
 def test_hopeless_rank_is_refused_before_any_pass(monkeypatch):
     """Rank 5 on a full-rank 300-word matrix: the floor on the last pass's size says no at once
-    (the passes used to run half a minute before the same refusal)."""
+    (running the passes would take half a minute to reach the same refusal)."""
     module = importlib.import_module("spca_cli.solvers.spannogram")
 
     def no_pass(*args, **kwargs):

@@ -131,7 +131,7 @@ def test_same_calls_same_bits(gram):
 
 
 def test_few_products_on_a_real_corpus(kos_mtx):
-    """Issue 9's budget, about 20 sparse products with S per eigen step, on the KOS matrix."""
+    """The eigen step's budget, about 20 sparse products with S per call, on the KOS matrix."""
     import scipy.io
 
     gram = Gram.from_documents(sp.csr_array(scipy.io.mmread(str(kos_mtx))))

@@ -1,4 +1,4 @@
-"""Issue 19: the eigen step on clustered spectra, the dense-path rule, and the certificate of a
+"""The eigen step on clustered spectra, the dense-path rule, and the certificate of a
 view restricted from the last one."""
 
 from __future__ import annotations

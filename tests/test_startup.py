@@ -1,5 +1,5 @@
 """What a CLI start imports: scikit-learn and scipy.optimize stay out of it (1.2-1.6 s and 0.5 s
-of every start, issue 19), while the stop list and the seeds are still scikit-learn's."""
+of every start), while the stop list and the seeds are still scikit-learn's."""
 
 from __future__ import annotations
 
