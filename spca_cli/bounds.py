@@ -149,7 +149,7 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None):
     final = False  # no more rows: the restricted rows of an escalated view are kept
     if previous is not None and getattr(A, "X", None) is None:
         old = previous.model
-        keep = A.active()[old.words] & (A.diagonal()[old.words] > 0)
+        keep = A.active()[old.words] & (A.diagonal()[old.words] + A.psd_margin > 0)
         model = old.restrict(keep)
         rows = max(rows, model.hrow.size)
         final = old.hrow.size > EXACT_ROWS  # its rows were chosen for this vocabulary
@@ -217,6 +217,8 @@ def _more_rows(model, rows):
     (The step is chosen by the rows it gives, not by ``size * rows`` below it: 2^24 // size
     rows hold fewer than 2^24 entries whenever size does not divide it, so that test chose
     the same step again and the same model was built for ever.)"""
+    if model.size == 0:  # a view without a nonzero word: nothing to add
+        return rows
     for budget in _ESCALATION_ENTRIES:
         more = min(model.size, budget // model.size)
         if more > rows:

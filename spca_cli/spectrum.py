@@ -65,7 +65,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
 from threadpoolctl import threadpool_limits
 
 from spca_cli.errors import ConvergenceWarning
@@ -357,10 +357,17 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     _check_eigen_memory(n, p, dense, 0 if S is None else S.shape[0])
     if dense:
         return _dense(A, p)
+    if A.psd_margin == 0 and not np.any(A.diagonal()[A.active()] > 0):
+        # a PSD view with a zero diagonal is zero (every word removed, a projection that left
+        # nothing, a matrix of zeros): its eigenpairs are known, and the iterative methods
+        # would start from nothing (ARPACK: "starting vector is zero")
+        return _zero(A, p)
     rng = random_state_of(random_state)
     tol = _pair_tolerances(tol, p)
     if method == "arpack":
-        return _arpack(A, p, rng, tol)
+        pairs = _arpack(A, p, rng, tol)
+        if pairs is not None:
+            return pairs
     basis = None
     carried = previous is not None and previous[1].carry is not None
     if carried:
@@ -383,9 +390,10 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
         # the last resort (no gap after lambda_p even with the largest basis): the library's
         # Lanczos takes over, and the method says so ("krylov+arpack")
         fallback = _arpack(A, p, rng, tol)
-        return dataclasses.replace(fallback, products=run.products + fallback.products,
-                                   method="krylov+arpack", block_width=run.block_width,
-                                   basis_size=run.basis_size)
+        if fallback is not None:
+            return dataclasses.replace(fallback, products=run.products + fallback.products,
+                                       method="krylov+arpack", block_width=run.block_width,
+                                       basis_size=run.basis_size)
     residuals, products = run.residuals, run.products
     if carried and basis is not None and previous[1].value(0) > _CARRY_RATIO * abs(run.values[0]):
         # images carried from a view far stronger than this one hold rounding of that view's
@@ -486,6 +494,15 @@ def single_call_method(A):
     return "dense" if A.n <= _dense_limit(A) else "krylov"
 
 
+def _zero(A, p):
+    """The p leading eigenpairs of a zero view: eigenvalue 0, unit vectors of its words."""
+    words = np.concatenate([np.flatnonzero(A.active()), np.flatnonzero(~A.active())])[:p]
+    vectors = np.zeros((A.n, p))
+    vectors[words, np.arange(p)] = 1.0
+    return Eigen(values=np.zeros(p), vectors=vectors, residuals=np.zeros(p), method="zero",
+                 basis=vectors, outside=0.0)
+
+
 def _dense(A, p):
     n = A.n
     # one BLAS thread: two spin-wait for each other on busy cores (table above)
@@ -528,6 +545,10 @@ def _arpack(A, p, rng, tol):
     try:
         vals, vecs = eigsh(op, k=p, which="LA", v0=v0, tol=float(np.min(tol)),
                            ncv=min(n, max(2 * p + 1, _MIN_NCV)))
+    except ArpackError:
+        # ARPACK refuses an operator that maps its start to zero (a view that is zero up to
+        # rounding); the block method, which reports what it reaches, answers instead
+        return None
     except ArpackNoConvergence as exc:
         vals, vecs = exc.eigenvalues, exc.eigenvectors
         warnings.warn(f"eigensolver: ARPACK converged for {len(vals)} of {p} eigenpairs; "
