@@ -35,8 +35,8 @@ from spca_cli.corpus.sources import open_inputs
 from spca_cli.corpus.summary import summarize
 from spca_cli.corpus.tokenize import WEIGHTINGS, parse_ngram_range
 from spca_cli.distributed import CONNECT_TIMEOUT
-from spca_cli.errors import SpcaError, SpcaInputError, SpcaOutputError, SpcaParameterError
-from spca_cli.files import (atomic_output, atomic_write, check_output_file, check_output_folder,
+from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError
+from spca_cli.files import (atomic_output, check_output_file, check_output_folder,
                             output_errors)
 from spca_cli.params import SEED_MAX
 from spca_cli.progress import byte_progress, status, task_progress
@@ -539,21 +539,36 @@ def compute_topics(data, *, solver, k, components, rank, deflation, seed, time_l
                       eigensolver=eigensolver)
 
 
-def _write_output(text, output):
-    """Print ``text`` to stdout, or write it atomically to ``output``."""
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    atomic_write(output, text)
+def _write_outputs(text, output, write_more=None):
+    """Print ``text`` to stdout, or write it atomically to ``output``, after ``write_more()``
+    (another output's writer, or None), so that when that one fails ``output`` is not written:
+    ``output``'s temp file replaces it only once both are written."""
+    with contextlib.ExitStack() as stack:
+        fh = None if output is None else stack.enter_context(atomic_output(output, "w"))
+        more = write_more() if write_more is not None else None
+        if fh is None:
+            click.echo(text, nl=False)
+        else:
+            fh.write(text)
+    return more
 
 
-def _check_output_path(path):
-    """Refuse an output path whose folder is missing or that is a directory, before any work."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise SpcaInputError(path, "the folder to write into does not exist")
-    if os.path.isdir(path):
-        raise SpcaInputError(path, "is a directory; give a file name")
+def _check_distinct_outputs(outputs):
+    """Refuse two output options naming one file (``{option: path}``, None for not given):
+    the second write would replace the first."""
+    seen = {}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        for other, (other_path, other_real) in seen.items():
+            same = real == other_real
+            if not same and os.path.exists(path) and os.path.exists(other_path):
+                same = os.path.samefile(path, other_path)  # hard links of one file
+            if same:
+                raise SpcaOutputError(path, f"is also the {other} file; give {option} "
+                                            "another name")
+        seen[option] = (path, real)
 
 
 def _topic_kwargs(kwargs):
@@ -598,14 +613,16 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
 
     topic_kwargs = _topic_kwargs(kwargs)
     output_format = output_format or _format_of(output)
-    if output is not None:
-        check_output_file(output, input_files(inputs, labels=labels, **kwargs))
+    # every output before any work: a run that cannot write one of them writes none
+    reads = input_files(inputs, labels=labels, **kwargs)
+    for path in (output, assignments):
+        if path is not None:
+            check_output_file(path, reads)
+    _check_distinct_outputs({"-o": output, "--assignments": assignments})
     if (topic_kwargs["solver"] == "bipartite"
             and ctx.get_parameter_source("deflation") == click.core.ParameterSource.COMMANDLINE):
         click.echo("Note: --deflation does not apply to --solver bipartite, which computes "
                    "disjoint topics jointly", err=True)
-    if assignments is not None:
-        _check_output_path(assignments)
     start = time.perf_counter()
     data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler, **kwargs)
     ingest_seconds = time.perf_counter() - start
@@ -620,11 +637,11 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
     # a table fills the terminal it is printed on; to a file or pipe nothing is wrapped or cut
     width = (shutil.get_terminal_size((100, 24)).columns
              if output is None and sys.stdout.isatty() else None)
-    _write_output(render(doc, output_format, width=width), output)
-    if assignments is not None:
-        count = write_assignments(assignments, data, doc["components"])
-        if not quiet:
-            click.echo(f"{count:,} documents -> {assignments}", err=True)
+    count = _write_outputs(render(doc, output_format, width=width), output,
+                           None if assignments is None else
+                           lambda: write_assignments(assignments, data, doc["components"]))
+    if assignments is not None and not quiet:
+        click.echo(f"{count:,} documents -> {assignments}", err=True)
 
 
 #: The output format a ``-o`` file's extension asks for when ``--format`` is not given: a user
@@ -914,9 +931,12 @@ def generate(kind, documents, words, words_per_doc, topics, exponent, offset, to
         spca generate --kind uci --documents 300000 --words 100000 --words-per-doc 248 \\
             --exponent 1.0 --offset 20 --topic-repeat 2 -o docword.nyt.txt
     """
+    from spca_cli.corpus.uci import vocab_path_for
     from spca_cli.generate import write_corpus
 
     check_output_file(output)
+    if kind == "uci" and vocab_path_for(output) is not None:
+        check_output_file(vocab_path_for(output))  # written beside the docword file
     start = time.perf_counter()
     out = write_corpus(output, kind, documents=documents, words=words,
                        words_per_document=words_per_doc, topics=topics, exponent=exponent,

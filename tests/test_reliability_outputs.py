@@ -159,3 +159,43 @@ def _write_fails(folder):
         return True
     os.unlink(folder / ".spca-probe")
     return False
+
+
+def test_every_output_of_topics_is_checked_before_any_is_written(tweets, tmp_path):
+    out = tmp_path / "topics.json"
+    missing = tmp_path / "no" / "such" / "a.csv"
+    assert_refused(spca("topics", tweets, *TOPICS, "-o", out, "--assignments", missing),
+                   f"{missing}: the folder to write into does not exist")
+    assert_refused(spca("topics", tweets, *TOPICS, "-o", out, "--assignments", tmp_path),
+                   f"{tmp_path}: is a directory; give a file name")
+    assert_refused(spca("topics", tweets, *TOPICS, "-o", out, "--assignments", tweets),
+                   destroy(tweets))
+    assert_refused(spca("topics", tweets, *TOPICS, "-o", out, "--assignments",
+                        tmp_path / "." / "topics.json"),
+                   f"{tmp_path / '.' / 'topics.json'}: is also the -o file; give --assignments "
+                   "another name")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.csv"]
+
+
+def test_an_assignments_write_that_fails_leaves_no_output_either(tweets, tmp_path,
+                                                                  monkeypatch):
+    from spca_cli.errors import SpcaOutputError
+
+    out, assignments = tmp_path / "topics.json", tmp_path / "a.csv"
+
+    def fails(path, corpus, components):
+        raise SpcaOutputError(path, "No space left on device")
+
+    monkeypatch.setattr("spca_cli.documents.write_assignments", fails)
+    assert_refused(spca("topics", tweets, *TOPICS, "-o", out, "--assignments", assignments),
+                   f"{assignments}: No space left on device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.csv"]
+
+
+def test_generate_checks_the_vocabulary_it_writes_beside_a_uci_corpus(tmp_path):
+    (tmp_path / "vocab.g.txt").mkdir()
+    docword = tmp_path / "docword.g.txt"
+    assert_refused(spca("generate", "--kind", "uci", "--documents", "5", "--words", "20",
+                        "-o", docword),
+                   f"{tmp_path / 'vocab.g.txt'}: is a directory; give a file name")
+    assert not docword.exists()
