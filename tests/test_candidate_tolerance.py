@@ -195,3 +195,48 @@ def test_bipartite_with_one_component():
     V = rng.standard_normal((8, 8))
     result = run_topics(matrix_input(V @ V.T), solver="bipartite", k=2, n_components=1, rank=2)
     assert len(result.components) == 1 and len(result.components[0].words) == 2
+
+
+def _six_groups(seed, n=20):
+    """Six groups of 3 words (the first twice as strong) over a weak full-rank background."""
+    rng = np.random.default_rng(seed)
+    V = np.zeros((n, 6))
+    idx = rng.permutation(n)
+    for c in range(6):
+        V[idx[3 * c:3 * c + 3], c] = (rng.random(3) + 0.5) * (4.0 if c == 0 else 2.0)
+    V = np.column_stack([V, 0.05 * rng.random((n, n))])
+    return V @ V.T
+
+
+@pytest.mark.parametrize("seed, solver", [(109, "auto"), (109, "exact"), (77, "spannogram")])
+def test_misconverged_loose_pairs_never_bound_below_the_topic(monkeypatch, seed, solver):
+    """Projection deflation with the later steps at 0.3: the second view's theta_1 converges
+    to its lambda_2 (seed 77: 11.1, r_1 = 0.05, lambda_1 = 23.3). lambda_1 + r_1 then falls
+    below the topic's value, which must ask for refined pairs (auto, exact), and after the
+    refinement the first run's OPT_2 + lambda_3 (18.6, spannogram) must not be kept below the
+    topic found on the refined pairs (23.3). Every bound is >= its view's brute-force optimum."""
+    monkeypatch.setattr(topics_module, "CANDIDATE_TOL", 0.3)
+    A = _six_groups(seed)
+    result = run_topics(matrix_input(A), solver=solver, k=2, n_components=2, rank=2,
+                        deflation="projection", eigensolver="krylov", random_state=seed)
+    assert result.eigensolver["calls"] == 3  # the second view's pairs were refined
+    for topic, (view, words) in zip(result.components, _views(A, result, "projection")):
+        optimum = _best_on_view(view, words, 2, nonnegative=False)
+        assert topic.upper_bound >= optimum * (1 - 1e-12)
+        assert topic.problem_value == pytest.approx(optimum, rel=1e-9)
+
+
+def test_a_bound_below_the_value_asks_for_refinement():
+    """eigen_bounds_could_tighten: a bound below the value found is a contradiction (the pairs
+    are not the leading ones), never "proven optimal"."""
+    from spca_cli.spectrum import Eigen
+
+    eigen = Eigen(values=np.array([11.0, 9.0]), vectors=np.eye(3)[:, :2],
+                  residuals=np.array([0.05, 0.05]))
+    listed = [(11.05, "lambda_1"), (30.0, bounds.ROW_BOUND_SOURCE)]
+    assert bounds.below_attained(listed, 23.3)
+    assert bounds.eigen_bounds_could_tighten(listed, 23.3, eigen, 2)
+    assert not bounds.below_attained(listed, 11.05)
+    assert bounds.eigen_free(listed + [(12.0, "branch and bound: optimal")]) == [
+        (30.0, bounds.ROW_BOUND_SOURCE), (12.0, "branch and bound: optimal")]
+    assert TOPICS_TOL < 0.05 / 11.0

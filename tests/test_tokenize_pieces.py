@@ -11,6 +11,7 @@ import csv
 import re
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -228,3 +229,17 @@ def test_byte_kernel_tokens_of_a_tweet():
     S, words = merge_parts([builder.part()])
     assert words.tolist() == ["a320's", "ab'c", "again", "bagslost", "delayed", "flights", "x'yz__"]
     assert S.toarray().tolist() == [[1, 1, 1, 1, 1, 1, 1], [0] * 7]
+
+
+def test_long_pieces_are_not_kept_by_the_piece_cache():
+    """Documents made of long unique pieces (base64 blobs, minified text) are not held by the
+    cache (up to PIECE_CACHE_MAX of them would be: 4,000 documents of one 5,000-character piece
+    would keep 20 MB of text, about 80 MB of memory, after they were tokenised)."""
+    rng = np.random.default_rng(0)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/+"))
+    blobs = ["".join(rng.choice(letters, 5000)) for _ in range(40)]
+    texts = [f"Delayed flight {blob} again" for blob in blobs]
+    tokenizer = Tokenizer(3, "english")
+    got = tokenizer.tokenize_chunk(texts)
+    assert [t for t in got if t] == [t for t in tokenizer._tokens_by_pattern(texts) if t]
+    assert sum(map(len, tokenizer._pieces)) < 1000  # 'delayed', 'flight', 'again', the mark

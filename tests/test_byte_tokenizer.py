@@ -1,5 +1,6 @@
-"""Review of the byte tokenizer (``spca_cli.kernels.tokens.scan_chunk`` through
-``Tokenizer.count_chunk``): edges the other tests leave out, all of which held.
+"""The byte tokenizer (``spca_cli.kernels.tokens.scan_chunk`` through
+``Tokenizer.count_chunk``) gives the tokens of the chunk pattern on the edges the other tests
+leave out:
 
 - the kernel alone against the chunk pattern, token by token and in order, on documents of
   every ASCII byte but NUL and the URL / mention / apostrophe fragments, with a table so small
@@ -80,7 +81,7 @@ def test_tables_grown_past_their_first_size_across_chunks():
 def test_tokens_longer_than_the_arena():
     """Tokens past the first arena (1 MB), in a builder of few words: a part's words are a
     numpy str array padded to its longest word (4 bytes a character for every word), so a long
-    token among many words costs words x length x 4 bytes in any path (see the review notes)."""
+    token among many words costs words x length x 4 bytes in any path (hence MAX_WORD_LENGTH)."""
     long = "k" * ((1 << 20) + 5)
     chunks = [["a " + long, "gate " + long[:-1] + "'s"], ["b" * (1 << 20) + "'s delay", long]]
     _same_counts(chunks, 3, "english")

@@ -1,26 +1,22 @@
-"""Review of e949117: a topics run's first eigen step starts from Rayleigh-Ritz on the first
-certificate's exact rows (``coordinates``), with a random probe carried through 3 products.
+"""A topics run's first eigen step starts from Rayleigh-Ritz on the first certificate's exact
+rows (``coordinates``), with a random probe carried on until what lies below theta_p off the
+basis is resolved. What that start must survive:
 
-What broke on e949117, and is fixed here:
+* words of large diagonal that span an invariant subspace (independent frequent words) beside a
+  leading eigenvector on words outside them (a "spam" block of rarer words that always occur
+  together): the start's pairs have zero residual after one product, so only the probe can find
+  the spam block; with 3 probe products and no more, a topic of 9.9 would be certified optimal
+  beside one of 10 (a document-word corpus: 999 beside 1,020), and on random block matrices of
+  400-1,100 words 24 of 200 runs would bound below the exact optimum;
+* a small basis, nearly filling the space: the block cut to the room left keeps its random
+  (probe) columns, so a basis that only looks invariant does not end the call;
+* repeated words in ``coordinates``: each counts once (a column twice in the images and once in
+  the basis gives Ritz values up to twice the eigenvalues, with residuals near zero);
+* the probe's images nearly dependent on the residual columns: ``_orthonormal`` still returns
+  an orthonormal block (Ritz values never above the eigenvalues).
 
-* the probe stopped after 3 products whatever it had found: words of large diagonal that span an
-  invariant subspace (independent frequent words) hid a leading eigenvector on words outside
-  them (a "spam" block of rarer words that always occur together), the call stopped with the
-  start's pairs at zero residual, and the run certified a topic of 9.9 optimal beside one of 10
-  (a document-word corpus: 999 beside 1020); on random block matrices of 400-1,100 words 24 of
-  200 runs had a topic bound and 23 a total bound below the exact optimum, 5 raised (from a
-  random block, and with the fix, none);
-* a small basis cut the random (probe) columns off the block when it nearly filled the space,
-  so a basis that only looked invariant ended the call: a diagonal 12-word matrix lost an
-  eigenvalue 5 with zero products;
-* repeated words in ``coordinates`` put a column twice into the images and its unit vector once
-  into the basis: Ritz values up to twice the eigenvalues, with residuals near zero;
-* the probe's images, nearly dependent on the residual columns, made ``_orthonormal`` return a
-  block 4e-4 from orthonormal (Ritz values 1.6e-7 theta_1 above the eigenvalues, vectors 5e-7
-  from orthonormal).
-
-What held: small matrices (n <= 18, k = 2, 3) at every column room against brute force, the
-Dask engine and a vocabulary whose column room is below 256 (each column formed once, the same
+Also checked: small matrices (n <= 18, k = 2, 3) at every column room against brute force, the
+Dask engine, and a vocabulary whose column room is below 256 (each column formed once, the same
 topics and certificates as from a random block).
 """
 
@@ -139,8 +135,8 @@ def _check_run_against_components(A, result, k, K):
 def test_a_leading_eigenvector_off_the_start_words_is_found(seed):
     """The start's 256 words span an invariant subspace (eigenvalues 9.9, 9.7, 9.5, 9.3) and the
     leading eigenvector (10) lies on 3 words outside them, among 300 blocks of eigenvalues up to
-    8.5. e949117 stopped after the probe's 3 products: 9.9, 9.7, 9.5, 9.3 with zero residuals
-    (lambda_1 - theta_1 - r_1 = 0.02 theta_1)."""
+    8.5. Stopping after the probe's 3 products would report 9.9, 9.7, 9.5, 9.3 with zero
+    residuals (lambda_1 - theta_1 - r_1 = 0.02 theta_1)."""
     A = _spam_matrix(seed)
     G = Gram.from_dense(A)
     words = bounds.first_exact_words(G)[:G.column_room()]
@@ -152,9 +148,9 @@ def test_a_leading_eigenvector_off_the_start_words_is_found(seed):
 
 @pytest.mark.parametrize("components", [1, 3])
 def test_no_topic_certified_below_the_spam_block(components):
-    """The same matrix through run_topics: e949117 reported the first topic (9.9) with bound
-    9.9 (source lambda_1) beside the spam block's 10, and with 3 topics raised (total bound 29.1
-    below the attained 29.4). Now every bound is above the optimum of its view."""
+    """The same matrix through run_topics: a missed spam block would certify the first topic
+    (9.9) with bound 9.9 (source lambda_1) beside the spam block's 10, and with 3 topics put the
+    total bound (29.1) below the attained 29.4. Every bound is above the optimum of its view."""
     A = _spam_matrix(0)
     result = run_topics(matrix_input(A), solver="spannogram", k=3, n_components=components,
                         rank=2, eigensolver="krylov")
@@ -191,8 +187,8 @@ def _spam_corpus(seed, ncoord=300, nbulk=300, spam_docs=340, k=3):
 
 
 def test_spam_words_in_a_document_word_corpus():
-    """The same trap as a corpus (1,203 words, A = S^T S, no monkeypatching): e949117
-    certified a topic of 999 beside the spam triple's 1,020, total bound 2,990 below 3,015."""
+    """The same trap as a corpus (1,203 words, A = S^T S, no monkeypatching): a missed spam
+    triple would certify a topic of 999 beside its 1,020, total bound 2,990 below 3,015."""
     S, spam_value, best_total = _spam_corpus(0)
     result = run_topics(corpus_input(S), solver="spannogram", k=3, n_components=3, rank=2,
                         eigensolver="krylov")
@@ -200,8 +196,8 @@ def test_spam_words_in_a_document_word_corpus():
     assert result.total_bound.value >= best_total * (1 - 1e-12)
 
 
-# seeds of _random_blocks: on e949117 11 of the first 60 ran below an optimum (5, 21, 35, 41, 57
-# among them) or raised (39: a total bound below the attained total); 0 and 1 held
+# seeds of _random_blocks: with a 3-product probe 11 of the first 60 bound below an optimum (5,
+# 21, 35, 41, 57 among them) or raise (39: a total bound below the attained total); 0 and 1 do not
 @pytest.mark.parametrize("seed", [0, 1, 5, 21, 35, 39, 41, 57])
 @pytest.mark.parametrize("start", ["coordinates", "random block"])
 def test_random_block_matrices_against_their_optima(monkeypatch, seed, start):
@@ -238,9 +234,9 @@ def test_the_start_costs_no_more_products_on_generated_text():
 # --------------------------------------------------------------------------- small bases
 def test_a_basis_that_nearly_fills_the_space_keeps_the_probe():
     """12 words, eigenvalue 5 three times, the start on the 9 words without one of them: the
-    basis of 9 left room for 3 columns, the block was cut to the start's vanishing residuals
-    (the random columns last), and the call ended on a basis that only looked invariant: 5, 5,
-    2, 2, 2, 1 with zero residuals after no product. Now the random columns come first."""
+    basis of 9 leaves room for 3 columns; cut to the start's vanishing residuals (the random
+    columns last), the call would end on a basis that only looks invariant: 5, 5, 2, 2, 2, 1
+    with zero residuals after no product. The random columns come first."""
     d = np.array([5.0, 5.0, 5.0, 2.0, 2.0, 2.0, 1.0, 1.0, 0.5, 0.4, 0.2, 0.1])
     for seed in range(5):
         rng = np.random.default_rng(seed)
@@ -255,9 +251,9 @@ def test_a_basis_that_nearly_fills_the_space_keeps_the_probe():
 
 
 def test_repeated_coordinates_count_once():
-    """``coordinates`` with repeated words (a caller's union of word lists): e949117 formed the
-    images from every copy and the basis from one (values twice the eigenvalues, residuals
-    1e-13 where the true ones were 200)."""
+    """``coordinates`` with repeated words (a caller's union of word lists) count once: images
+    from every copy and a basis from one would give values twice the eigenvalues, residuals
+    1e-13 where the true ones are 200."""
     rng = np.random.default_rng(0)
     for nonnegative in (True, False):
         V = rng.random((29, 6)) if nonnegative else rng.standard_normal((29, 6))
@@ -270,10 +266,10 @@ def test_repeated_coordinates_count_once():
                 _honest(e, A, 1e-8, what=(nonnegative, words.tolist(), p))
 
 
-# the generators of a sweep of 6,000 calls; the seeds below include every one where e949117's
-# start broke a property (155, 1088: a pair missed; 418: Ritz values 1.6e-7 theta_1 above the
-# eigenvalues and vectors 5e-7 from orthonormal; 1069, 1857: vectors 1e-7 from orthonormal;
-# 1289 broke an intermediate fix: the re-orthonormalised block 0.76 from orthogonal to Q)
+# the generators of a sweep of 6,000 calls; the seeds below include the hard ones (155, 1088: a
+# pair a weaker start misses; 418: Ritz values 1.6e-7 theta_1 above the eigenvalues and vectors
+# 5e-7 from orthonormal without the last projection; 1069, 1857: vectors 1e-7 from orthonormal;
+# 1289: a re-orthonormalised block 0.76 from orthogonal to Q if the rounding columns are kept)
 def _structured(seed):
     rng = np.random.default_rng(seed)
     kind = seed % 6
@@ -440,7 +436,7 @@ def _best_view_support(A, k, active):
 def test_small_matrices_against_brute_force(monkeypatch, room):
     """8-18 words, k = 2 or 3, 2-3 topics, rank 1-2, krylov on every call, the start on 0 (a
     random block), 1, 3 or all words: every topic's bound >= its view's brute-force optimum and
-    the total bound >= the best disjoint total (e949117 and this fix: 0 of 2,340 runs below)."""
+    the total bound >= the best disjoint total (0 of 2,340 such runs below)."""
     if room is not None:
         monkeypatch.setattr(Gram, "column_room", lambda self: room)
     for seed in range(0, 60, 3):

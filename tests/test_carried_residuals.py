@@ -1,13 +1,13 @@
-"""Adversarial review of the Ritz vectors carried between remove-deflated eigen calls
-(``Gram.carried``, ``top_eigenpairs(previous=...)``, session 8).
+"""The Ritz vectors carried between remove-deflated eigen calls (``Gram.carried``,
+``top_eigenpairs(previous=...)``) keep the residuals honest.
 
 Every eigenvalue bound adds a reported residual to a Ritz value, so a carried call must report
 residuals no smaller than the true ||A' v - theta v|| (recomputed here with ``A.matmat``), its
 leading Ritz value plus residual must reach LAPACK's lambda_1, and a topics run that carries must
-keep every bound above its view's brute-force optimum. Found here: a carried direction that kept
-a tiny share of its norm (nearly all of it on removed words) multiplied the rounding of its image
-by up to 1e5 when normalised, and next to a strong removed word the residuals reported were
-1e-7 theta_1 below the true ones (fixed in ``_orthonormal_pair``: such directions are dropped).
+keep every bound above its view's brute-force optimum. The hard case: a carried direction that
+keeps a tiny share of its norm (nearly all of it on removed words) multiplies the rounding of its
+image by up to 1e5 when normalised, so next to a strong removed word the residuals would come out
+1e-7 theta_1 below the true ones; ``_orthonormal_pair`` drops such directions.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def _dominant_word_matrix(n, big, seed):
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**16), big=st.sampled_from([1e9, 1e10, 1e11]))
 def test_carried_residuals_stay_honest_next_to_a_dominant_removed_word(seed, big):
-    """Failed before the fix: true - reported residual 3e-9 to 3e-7 theta_1 (n = 60)."""
+    """n = 60 next to a removed word 1e9-1e11 times stronger: reported residuals are the true
+    ones (keeping the weak directions would report them 3e-9 to 3e-7 theta_1 too small)."""
     A = Gram.from_dense(_dominant_word_matrix(60, big, seed))
     before = top_eigenpairs(A, 3, tol=TOPICS_TOL, method="krylov", random_state=seed)
     view = A
@@ -70,13 +71,13 @@ def test_carried_residuals_stay_honest_next_to_a_dominant_removed_word(seed, big
         view = nxt
 
 
-def test_minimal_reproducer_of_the_dishonest_residual():
+def test_smallest_case_of_a_dominant_removed_word_reports_true_residuals():
     A = Gram.from_dense(_dominant_word_matrix(60, 1e10, 0))
     first = top_eigenpairs(A, 3, tol=TOPICS_TOL, method="krylov", random_state=0)
     eigen = top_eigenpairs(A.remove([0, 1, 2]), 3, tol=TOPICS_TOL, method="krylov",
                            start=first.basis, previous=(A, first), random_state=0)
     theta1 = eigen.values[0]
-    # before the fix: 5.7e-8 theta_1 below the truth
+    # keeping the weak carried directions would report 5.7e-8 theta_1 below the truth
     assert np.max(_true_residuals(A.remove([0, 1, 2]), eigen) - eigen.residuals) \
         <= 1e-10 * theta1
 
@@ -99,7 +100,7 @@ def _random_gram(kind, n, rng, seed):
 def test_chains_of_removals_on_small_matrices(seed, n, kind, tol, data):
     """Tiny n, p up to n - 2, removals of 0-3 words per step (words already removed, and all
     words in the end): no crash, honest residuals, lambda_1 reached (2,400 chains of 4 steps
-    were tried in the review, none failed)."""
+    hold the same way)."""
     rng = np.random.default_rng(seed)
     p = data.draw(st.integers(1, max(1, n - 2)))
     A = _random_gram(kind, n, rng, seed)
@@ -128,7 +129,8 @@ _SOLVERS = ["exact", "greedy", "nonneg", "spannogram", "threshold", "tpower", "a
 def test_topics_runs_that_carry_keep_their_bounds(monkeypatch, seed, solver, k, components,
                                                   rank, eigensolver, loose, scaled):
     """remove deflation, each solver, later steps at CANDIDATE_TOL or at 30% of theta_1: every
-    bound >= its view's brute-force optimum and every value <= it (160 runs in the review)."""
+    bound >= its view's brute-force optimum and every value <= it (160 runs hold the same
+    way)."""
     rng = np.random.default_rng(seed)
     n = min(20, k * components + int(rng.integers(0, 4)))
     nonnegative = solver == "nonneg" or bool(seed % 2)
@@ -255,9 +257,9 @@ def test_real_tweets_topics_run_reports_honest_carried_residuals(monkeypatch, ai
 
 def test_a_topics_run_keeps_only_the_carried_vectors_in_use(monkeypatch):
     """Each krylov call carries 2b Ritz vectors and their images (4b columns of n, on top of
-    its Ritz block of b): the run's record of its calls kept all of them to the end (19 calls
-    of 10 topics on 100k words: about 0.5 GB); now only the first call's (its values serve the
-    total bounds) and the last one's are alive when a call starts."""
+    its Ritz block of b): kept to the end by the run's record of its calls, they would hold
+    about 0.5 GB (19 calls of 10 topics on 100k words); only the first call's (its values serve
+    the total bounds) and the last one's are alive when a call starts."""
     import gc
     import weakref
 

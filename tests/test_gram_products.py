@@ -1,0 +1,283 @@
+"""The products with A = S^T S behind ``Gram`` (``spca_cli.backend.LocalBackend``): the one-pass
+numba block product on numba's threads, the CSC kernel, the diagonal, rows, columns and
+submatrices (from the column cache too), against a dense S^T S and SciPy's products.
+
+S comes in every form a caller may give it: counts, binary, mixed-sign weights, float32 and int,
+repeated and unsorted entries, explicit zeros, empty rows, no entries, 64-bit and read-only
+arrays; blocks X 1-D and 2-D of every layout; one thread to more threads than documents. The
+kernel does not check its indices itself, so ``matmat`` refuses a block of the wrong number of
+rows before the kernel sees it (fewer rows would be read and written out of bounds).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import spca_cli.backend as backend_module
+from spca_cli.backend import LocalBackend
+from spca_cli.corpus.uci import read_uci
+from spca_cli.matrix import Gram
+
+REPO = Path(__file__).resolve().parent.parent
+KOS_SAMPLE = REPO / "data_samples" / "docword.kos-sample.txt.gz"
+
+
+def _dense(S):
+    return np.asarray(sp.csr_array(S, dtype=np.float64).toarray()) if sp.issparse(S) else S
+
+
+def _close(got, want):
+    """Equal to 1e-12 relative to the largest entry of ``want`` (1 at least)."""
+    assert got.shape == want.shape
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    assert float(np.abs(got - want).max(initial=0.0)) <= 1e-12 * scale
+
+
+def _blocks(rng, n):
+    """X as callers may give it: 2-D, 1-D, Fortran order, a strided view, float32, int, width 0."""
+    return [rng.standard_normal((n, 3)), rng.standard_normal(n),
+            np.asfortranarray(rng.standard_normal((n, 4))), rng.standard_normal((n, 10))[:, ::3],
+            rng.standard_normal((n, 2)).astype(np.float32), rng.integers(-3, 4, (n, 2)),
+            np.zeros((n, 0))]
+
+
+def _check_backend(S, threads, rng):
+    D = _dense(S)
+    A = D.T @ D
+    n = A.shape[0]
+    b = LocalBackend(S=S, threads=threads)
+    for X in _blocks(rng, n):
+        _close(b.matmat(X), A @ np.asarray(X, dtype=np.float64))
+    _close(b.diagonal(), np.diag(A).copy())
+    if n == 0:
+        return
+    idx = np.sort(rng.choice(n, size=min(n, 6), replace=False)).astype(np.int64)
+    _close(b.submatrix(idx), A[np.ix_(idx, idx)])
+    w = rng.standard_normal(len(idx))
+    _close(b.sparse_matvec(idx, w), A[:, idx] @ w)
+    _close(b.rows(np.arange(n)), A)  # 8 or more words: the parallel column kernel too
+    _close(b.columns(idx), A[:, idx])
+    # the CSC arrays themselves: each column's documents in increasing order, with S's values
+    cindptr, cindices, cdata = b._documents_by_word()
+    C = sp.csc_array(b.S)
+    C.sum_duplicates()
+    C.sort_indices()
+    assert cindptr.tolist() == C.indptr.tolist()
+    assert cindices.tolist() == C.indices.tolist()
+    assert cdata.tolist() == C.data.tolist()
+
+
+def _matrices(rng, m, n):
+    """S of every kind the brief names, as a list of (label, S)."""
+    counts = (rng.random((m, n)) < 0.3) * rng.integers(1, 5, (m, n))
+    if m > 2:
+        counts[1] = 0  # an empty row
+    if n > 2:
+        counts[:, 2] = 0  # a word in no document
+    signs = rng.choice([-1.5, 2.0, 0.25, -0.5], (m, n))
+    weighted = counts * signs
+    out = [("counts", sp.csr_array(counts.astype(np.float64))),
+           ("binary", sp.csr_array((counts > 0).astype(np.float64))),
+           ("mixed sign", sp.csr_array(weighted)),
+           ("float32", sp.csr_array(weighted.astype(np.float32))),
+           ("int csr_matrix", sp.csr_matrix(counts.astype(np.int32))),
+           ("no entries", sp.csr_array((m, n)))]
+    zeros = sp.csr_array(counts.astype(np.float64))
+    zeros.data[::2] = 0.0  # explicit zeros: stored, not binary
+    out.append(("explicit zeros", zeros))
+    wide = sp.csr_array(weighted)
+    wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+    out.append(("64-bit", wide))
+    # repeated (document, word) entries in no order, as a Python user may build S: they add up
+    k = 3 * m
+    rows, cols = rng.integers(0, m, k), rng.integers(0, n, k) if n else np.zeros(k, np.int64)
+    vals = rng.choice([1.0, -2.0, 0.5, 1.0], k)
+    if n:
+        order = np.argsort(rows, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))])
+        out.append(("repeated, unsorted", sp.csr_array((vals[order], cols[order], indptr),
+                                                      shape=(m, n))))
+        out.append(("repeated ones", sp.csr_array((np.ones(k), cols[order], indptr),
+                                                 shape=(m, n))))
+        out.append(("coo", sp.coo_array((vals, (rows, cols)), shape=(m, n))))
+    ro = sp.csr_array((counts > 0).astype(np.float64))
+    for a in (ro.data, ro.indices, ro.indptr):
+        a.flags.writeable = False
+    out.append(("read-only binary", ro))
+    return out
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, 3, 50])
+def test_products_against_dense_every_kind_of_S(threads):
+    """Every kind of S, 1-D and 2-D blocks of every layout, one thread to more threads than
+    documents: A X, diag(A), A[idx, idx], A[:, idx], A x and the CSC arrays equal the dense
+    S^T S to 1e-12."""
+    rng = np.random.default_rng(threads or 0)
+    for m, n in ((25, 13), (3, 9), (1, 5), (0, 4), (6, 0)):
+        for label, S in _matrices(rng, m, n):
+            try:
+                _check_backend(S, threads, rng)
+            except AssertionError as exc:  # name the case
+                raise AssertionError(f"{label}, {m}x{n}, threads {threads}") from exc
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2 ** 32 - 1), m=st.integers(0, 40), n=st.integers(1, 20),
+       density=st.floats(0.0, 1.0), threads=st.integers(1, 60),
+       values=st.sampled_from(["ones", "counts", "mixed"]),
+       product_bytes=st.sampled_from([8, 64 << 20]))
+def test_products_property(monkeypatch, seed, m, n, density, threads, values, product_bytes):
+    """Random S and thread counts through the default route (numba's threads from 0 entries)
+    and a thread sum budget so small one thread takes all: A X equals the dense product."""
+    monkeypatch.setattr(backend_module, "_PARALLEL_PRODUCT_NNZ", 0)
+    monkeypatch.setattr(backend_module, "_PRODUCT_BYTES", product_bytes)
+    rng = np.random.default_rng(seed)
+    mask = rng.random((m, n)) < density
+    D = mask * {"ones": np.ones((m, n)), "counts": rng.integers(1, 6, (m, n)),
+                "mixed": rng.standard_normal((m, n))}[values]
+    S = sp.csr_array(D)
+    A = D.T @ D
+    for b in (LocalBackend(S=S), LocalBackend(S=S, threads=threads)):
+        X = rng.standard_normal((n, int(rng.integers(1, 5))))
+        _close(b.matmat(X), A @ X)
+        _close(b.matmat(X[:, 0]), A @ X[:, 0])
+        _close(b.diagonal(), np.diag(A).copy())
+        # (drawn counts can all be 1: binary is what the stored values are, not how drawn)
+        assert b._is_binary() == bool(S.nnz == 0 or np.all(S.data == 1.0))
+
+
+def test_document_cuts_cover_the_documents_once():
+    """The threads' runs of documents: increasing, from 0 to m, for any thread count (one
+    heavy document, empty rows, no entries)."""
+    rng = np.random.default_rng(5)
+    for D in (np.eye(7), np.zeros((5, 3)), np.r_[np.ones((1, 40)), np.zeros((9, 40))],
+              (rng.random((300, 30)) < 0.1) * 1.0):
+        b = LocalBackend(S=sp.csr_array(D))
+        for threads in (1, 2, 3, D.shape[0]):
+            cuts = b._document_cuts(threads)
+            assert cuts[0] == 0 and cuts[-1] == D.shape[0] and len(cuts) == threads + 1
+            assert np.all(np.diff(cuts) >= 0)
+
+
+def test_matmat_refuses_a_block_of_the_wrong_shape():
+    """A block with another number of rows than A is a ValueError, as SciPy's products raise.
+    Fewer rows, which the unchecked kernel would read and write out of bounds, are tried in a
+    child process, so an abort would fail the test instead of the suite."""
+    rng = np.random.default_rng(2)
+    D = (rng.random((200, 50)) < 0.3) * 1.0
+    G = Gram.from_documents(sp.csr_array(D))
+    for shape in ((51, 2), (51,), (50, 2, 1)):
+        with pytest.raises(ValueError):
+            G.backend.matmat(np.ones(shape))
+    with pytest.raises(ValueError):
+        G.matmat(np.ones((51, 3)))
+    code = (
+        "import numpy as np, scipy.sparse as sp\n"
+        "from spca_cli.matrix import Gram\n"
+        "D = (np.random.default_rng(2).random((200, 50)) < 0.3) * 1.0\n"
+        "G = Gram.from_documents(sp.csr_array(D))\n"
+        "refused = 0\n"
+        "for shape in [(49, 2), (49,), (3, 50), (1, 1)]:\n"
+        "    try:\n"
+        "        G.matmat(np.ones(shape))\n"
+        "    except ValueError:\n"
+        "        refused += 1\n"
+        "print(refused)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == "4"
+
+
+def test_kos_products_match_scipy():
+    """The real KOS sample (counts, count weighting) and its binary and tf-idf-like forms, on
+    two threads: the kernel's A X and diagonal against SciPy's S^T (S X)."""
+    S, _ = read_uci(str(KOS_SAMPLE), vocab=str(REPO / "data_samples" / "vocab.kos-sample.txt"))
+    S = sp.csr_array(S, dtype=np.float64)
+    rng = np.random.default_rng(11)
+    for M in (S, sp.csr_array((S != 0).astype(np.float64)), S * (1.0 / 3.0)):
+        X = rng.standard_normal((M.shape[1], 7))
+        want = np.asarray(M.T @ (M @ X))
+        for threads in (1, 2):
+            b = LocalBackend(S=M, threads=threads)
+            _close(b.matmat(X), want)
+            _close(b.matmat(X[:, 3]), want[:, 3])
+            _close(b.diagonal(), np.asarray((M.multiply(M)).sum(axis=0)).ravel())
+            idx = np.array([0, 5, 17, 100, 2000], dtype=np.int64)
+            _close(b.columns(idx), np.asarray((M.T @ M[:, idx]).toarray()))
+
+
+def test_gram_of_a_non_canonical_weighted_S_is_that_of_its_sum():
+    """A Python user's S with repeated, unsorted, mixed-sign entries (float32): Gram's products
+    and diagonal are those of the summed matrix."""
+    rng = np.random.default_rng(9)
+    rows, cols = rng.integers(0, 30, 200), rng.integers(0, 12, 200)
+    vals = rng.choice([1.0, -1.0, 2.5, -0.75], 200).astype(np.float32)
+    S = sp.coo_array((vals, (rows, cols)), shape=(30, 12)).tocsr()
+    S.has_canonical_format = False  # as scipy leaves a COO conversion with repeats
+    D = np.zeros((30, 12))
+    np.add.at(D, (rows, cols), vals.astype(np.float64))
+    G = Gram.from_documents(S)
+    X = rng.standard_normal((12, 4))
+    _close(G.matmat(X), D.T @ (D @ X))
+    _close(G.base_diagonal(), (D * D).sum(axis=0))
+
+
+def _noncanonical(S, rng):
+    """S with every entry split in two halves, in shuffled order (repeated, unsorted entries)."""
+    coo = S.tocoo()
+    rows, cols = np.tile(coo.row, 2), np.tile(coo.col, 2)
+    perm = rng.permutation(rows.size)
+    return sp.csr_array((np.tile(coo.data * 0.5, 2)[perm], (rows[perm], cols[perm])),
+                        shape=S.shape)
+
+
+@pytest.mark.parametrize("documents", [0, 1, 2, 7, 50])
+@pytest.mark.parametrize("threads", [1, 2, 3, 64])
+def test_threaded_products_rows_and_cached_submatrices_equal_the_dense_gram(
+        monkeypatch, documents, threads):
+    """More threads than documents, one or zero documents, 1-D and 1-column X, room for one
+    thread's sum only (``_PRODUCT_BYTES`` tiny), repeated entries; rows() from 8 words on the parallel
+    kernel; submatrix() from the column cache with repeated, unsorted and empty idx."""
+    rng = np.random.default_rng(documents * 100 + threads)
+    n = 12
+    S = sp.csr_array(sp.random(documents, n, density=0.4, random_state=documents)) * 3.0
+    if S.nnz:
+        S = _noncanonical(S, rng)
+    D = (S.T @ S).toarray()
+    backend = LocalBackend(S=S, threads=threads)
+    for product_bytes in (backend_module._PRODUCT_BYTES, 8):
+        monkeypatch.setattr(backend_module, "_PRODUCT_BYTES", product_bytes)
+        for X in (rng.standard_normal(n), rng.standard_normal((n, 1)), rng.standard_normal((n, 5))):
+            got = backend.matmat(X)
+            assert got.shape == X.shape
+            np.testing.assert_allclose(got, D @ X, atol=1e-12)
+    for idx in (np.arange(n)[::-1], np.array([2, 2, 0, 11, 5, 5, 1, 9, 3]), np.array([4])):
+        np.testing.assert_allclose(backend.rows(idx), D[idx], atol=1e-12)
+    backend.columns(np.arange(n))  # every column cached: submatrix reads them
+    for idx in (np.array([9, 2, 2, 11, 0]), np.arange(n)[::-1], np.array([], dtype=np.int64)):
+        sub = backend.submatrix(idx)
+        assert sub.shape == (idx.size, idx.size) and np.array_equal(sub, sub.T)
+        np.testing.assert_allclose(sub, D[np.ix_(idx, idx)], atol=1e-12)
+
+
+def test_cached_submatrix_of_masked_and_projected_views():
+    """Gram.submatrix applies the mask and projection after the backend's cached read."""
+    S = sp.csr_array(sp.random(40, 12, density=0.3, random_state=3)) * 1.7
+    G = Gram.from_documents(S)
+    G.base_columns(np.arange(12))
+    x = np.zeros(12)
+    x[[1, 4, 7]] = [0.5, -1.0, 2.0]
+    for view in (G.remove(np.array([0, 5])), G.project_out(x), G.remove(np.array([3])).project_out(x)):
+        D = view.to_dense()
+        for idx in (np.array([9, 2, 2, 11, 0]), np.arange(12)[::-1]):
+            np.testing.assert_allclose(view.submatrix(idx), D[np.ix_(idx, idx)], atol=1e-10)
