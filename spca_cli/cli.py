@@ -21,6 +21,7 @@ import contextlib
 import datetime
 import json
 import logging
+import math
 import os
 import shutil
 import signal
@@ -169,6 +170,18 @@ def cli():
 
 
 # ---------------------------------------------------------------------- shared options
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange without inf and nan: no option of spca means anything by them (a time
+    limit of inf is no limit: leave the option out), and nan passes every range comparison
+    into the library, whose message would name the Python parameter instead of the option."""
+
+    def convert(self, value, param, ctx):
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
 def _ngram_option(ctx, param, value):
     if value is None:
         return None
@@ -440,7 +453,7 @@ def _click_type(rule):
     if isinstance(rule, Choice):
         return click.Choice(list(rule.values))
     if isinstance(rule, Interval):
-        kind = click.IntRange if rule.kind is int else click.FloatRange
+        kind = click.IntRange if rule.kind is int else FiniteFloatRange
         extra = {"min_open": True} if rule.low_open else {}
         if rule.high_open:
             extra["max_open"] = True
@@ -497,7 +510,7 @@ def topics_options(fn):
                      help="remove: disjoint words; projection: A <- (I-xx')A(I-xx')."),
         click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
                      help=f"Seed for every random choice (0 .. {SEED_MAX})."),
-        click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
+        click.option("--time-limit", type=FiniteFloatRange(min=0, min_open=True),
                      metavar="SECONDS", help="Per component: return the best found so far."),
         click.option("--eigensolver", type=click.Choice(["auto", "krylov", "arpack"]),
                      default="auto", show_default=True,
@@ -910,13 +923,13 @@ def _plot_spectrum(values, path, *, title):
               metavar="L", help="Mean background tokens per document.")
 @click.option("--topics", type=click.IntRange(min=0), default=5, show_default=True, metavar="T",
               help="Planted topics of 10 words (topicT_wordJ).")
-@click.option("--exponent", type=click.FloatRange(min=0), default=1.1, show_default=True,
+@click.option("--exponent", type=FiniteFloatRange(min=0), default=1.1, show_default=True,
               help="Zipf exponent of the background words.")
-@click.option("--offset", type=click.FloatRange(min=0), default=0.0, show_default=True,
+@click.option("--offset", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
               help="Zipf-Mandelbrot offset q: P(rank r) ~ (r + q)^-exponent.")
-@click.option("--topic-rate", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+@click.option("--topic-rate", type=FiniteFloatRange(0, 1), default=0.3, show_default=True,
               help="Share of documents about a topic.")
-@click.option("--topic-repeat", type=click.FloatRange(min=0), default=0.0, show_default=True,
+@click.option("--topic-repeat", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
               help="Extra occurrences (Poisson mean) of each topic word present.")
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True)
 @click.option("-o", "--output", required=True, metavar="PATH",

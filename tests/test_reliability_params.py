@@ -37,6 +37,37 @@ def test_seed_outside_numpys_range_is_a_usage_error(seed):
             "0<=x<=4294967295.") in result.output
 
 
+def _float_options():
+    """(command, option) of every float option of the CLI."""
+    import click
+
+    from spca_cli.cli import cli
+
+    return [(name, param.opts[0]) for name, command in sorted(cli.commands.items())
+            for param in command.params
+            if isinstance(param.type, click.types.FloatParamType)]
+
+
+def test_every_float_option_is_checked():
+    found = set(_float_options())
+    assert {("topics", "--time-limit"), ("topics", "--budget"), ("daily", "--time-limit"),
+            ("generate", "--topic-rate")} <= found
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400"])
+@pytest.mark.parametrize("command, option", _float_options())
+def test_float_options_refuse_inf_and_nan_naming_the_option(command, option, value, tmp_path,
+                                                            monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    needs = {"topics": [TINY], "daily": [TINY, "--out", "never-written"],
+             "generate": ["--documents", "2", "--words", "4", "-o", "never-written.jsonl"]}
+    result = spca(command, *needs[command], option, value)
+    assert result.exit_code == 2
+    assert result.output.endswith(f"Error: Invalid value for '{option}': {value} is not a "
+                                  "finite number.\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_tiny_epsilon_is_refused_with_its_estimate(tmp_path):
     result = spca("topics", KOS_SAMPLE, "--solver", "nonneg", "--epsilon", "1e-300", "-d", "3",
                   "-k", "5", "-c", "1")
