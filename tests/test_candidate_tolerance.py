@@ -107,7 +107,8 @@ def test_refinement_gives_back_the_bounds_of_accurate_pairs(monkeypatch):
     for a, b in zip(loose.components, accurate.components):
         assert abs(a.upper_bound - b.upper_bound) <= 5 * TOPICS_TOL * theta1
         assert a.indices.tolist() == b.indices.tolist()
-    assert loose.eigensolver["calls"] == 1 + 2 * 2  # each later topic: loose, then refined
+    # each later topic: loose, then refined where its loose pairs could not prove it
+    assert 1 + 2 < loose.eigensolver["calls"] <= 1 + 2 * 2
     assert accurate.eigensolver["calls"] == 3
 
 

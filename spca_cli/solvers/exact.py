@@ -31,7 +31,8 @@ import warnings
 
 import numpy as np
 
-from spca_cli.bounds import ROW_BOUND_SOURCE, RowModel, row_certificate, weighted_row_bound
+from spca_cli.bounds import (CERTIFICATE_RTOL, ROW_BOUND_SOURCE, RowModel, row_certificate,
+                             weighted_row_bound)
 from spca_cli.errors import ConvergenceWarning
 from spca_cli.kernels.rowbound import branch_and_bound
 from spca_cli.solvers._base import check_float, check_k, finish_component
@@ -122,7 +123,7 @@ def _screen_bounds(model, k, rounding, start=None):
     return bound * rounding, w, inner.iterations
 
 
-def screen(A, model, k, lower, work=None, start=None):
+def screen(A, model, k, lower, work=None, start=None, first=None):
     """Drop, repeatedly, every word whose screening bound is below ``lower``.
 
     A support worth more than ``lower`` holds only surviving words, so each round may restrict
@@ -131,16 +132,25 @@ def screen(A, model, k, lower, work=None, start=None):
     :data:`_MAX_DENSE`), which is what lets screening go on. Returns ``(model, complete)``:
     the surviving model, and False when the ``work`` budget stopped it early (fewer words dropped,
     never a wrong one). ``start``: weights on the model's words to begin the (k-1)-word
-    iteration from (the k-word weights are close to its fixed point).
+    iteration from (the k-word weights are close to its fixed point). ``first``: a dict that
+    keeps the first round's bounds, which depend on the model and not on ``lower``, for the
+    next call on the same model and start (the rungs of :func:`search`).
     """
     rounding = 1.0 + 64 * np.finfo(float).eps * max(k, 1)
     w = start
+    round_one = True
     while model.size > k:
         if work is not None and work.exhausted:
             return model, False
-        bound, w, steps = _screen_bounds(model, k, rounding, start=w)
-        if work is not None:
-            work.spend(model.CT.size * (steps + 2))
+        if round_one and first:
+            bound, w = first["bound"], first["weights"]
+        else:
+            bound, w, steps = _screen_bounds(model, k, rounding, start=w)
+            if work is not None:
+                work.spend(model.CT.size * (steps + 2))
+            if round_one and first is not None:
+                first.update(bound=bound, weights=w)
+        round_one = False
         keep = bound >= lower
         if not keep.all():
             model = model.restrict(keep)
@@ -244,6 +254,7 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
             best_set, lower = np.concatenate([words, fill]), value
         return best_set, lower, lower, True, {**info, "survivors": int(words.size), "nodes": 0}
     bound, finished, nodes, rungs = root.value, False, 0, []
+    first_round = {}  # screening's first round on the root model, the same for every rung
     source, stopped = ROW_BOUND_SOURCE, "time limit"
     for ratio in _LADDER:
         theta = lower / ratio
@@ -251,7 +262,8 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
             continue  # already proved
         if work.exhausted:
             break
-        survivors, complete = screen(A, model, k, theta, work, start=root.weights)
+        survivors, complete = screen(A, model, k, theta, work, start=root.weights,
+                                     first=first_round)
         if not complete:
             break
         info["survivors"] = int(survivors.size)
@@ -260,8 +272,11 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
         elif survivors.size > _MAX_BRANCH:
             stopped = (f"{survivors.size} words survive screening at {ratio:g} of the best "
                        f"found, more than the {_MAX_BRANCH} branch and bound takes")
-            # too many words to branch over; their own row bound may still improve the bound
-            kept = max(theta, weighted_row_bound(survivors, k).value)
+            # too many words to branch over; their own row bound may still improve the bound:
+            # from the root's weights on them, to the certificate's precision
+            start = root.weights[np.searchsorted(model.words, survivors.words)]
+            kept = max(theta, weighted_row_bound(survivors, k, start=start,
+                                                 rtol=CERTIFICATE_RTOL).value)
             if kept < bound:
                 bound, source = kept, f"{ROW_BOUND_SOURCE} of the screened words"
             break
