@@ -845,7 +845,9 @@ def reproduce(config, outdir, output_format, trials, quiet):
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="CORPUS|INPUT|MATRIX...")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
-              help="How many leading eigenvalues.")
+              help="How many leading eigenvalues (more than the words: all of them, with a "
+                   "note). Beyond a quarter of the words, or with at most 2,000 words or "
+                   "documents, every eigenvalue is computed at once by LAPACK.")
 @click.option("--plot", metavar="FILE.png", help="Also draw them (needs matplotlib).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]),
               default="table", show_default=True, help="Output format.")
@@ -862,16 +864,18 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, scheduler, **inges
         spca spectrum docword.kos.txt.gz --top 10 --plot kos-spectrum.png
     """
     from spca_cli.corpus.core import input_gram
-    from spca_cli.spectrum import single_call_method, top_eigenpairs
+    from spca_cli.spectrum import leading_eigenvalues
 
     if plot:
         check_output_file(plot, input_files(inputs, labels=labels, **ingest_kwargs))
     data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler,
                              **ingest_kwargs)
     gram = input_gram(data).gram
+    if top > gram.n:
+        click.echo(f"Note: --top {top:,} is more than the {gram.n:,} words; showing all "
+                   f"{gram.n:,} eigenvalues", err=True)
     with status("Computing eigenvalues", quiet=quiet):
-        eigen = top_eigenpairs(gram, top, method=single_call_method(gram))
-    values = [float(v) for v in eigen.values]
+        values = [float(v) for v in leading_eigenvalues(gram, top)]
     total = float(gram.diagonal().sum())  # trace(A) = sum of all eigenvalues
     if plot:
         _plot_spectrum(values, plot, title=str(data.path))
