@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spca_cli.kernels.rowbound import offdiag_top_sums
+from spca_cli.kernels.rowbound import offdiag_top_sums, restrict_prefixes, row_prefixes
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
@@ -418,6 +418,7 @@ class RowModel:
         self.words, self.diag, self.CT, self.hpos, self.hrow = words, diag, CT, hpos, hrow
         self.margin = float(margin)
         self.sqd = np.sqrt(np.maximum(diag + self.margin, 0.0))
+        self._prefixes = None
 
     @classmethod
     def of(cls, A, *, exact_rows=512, words=None):
@@ -483,7 +484,17 @@ class RowModel:
         estimate, used only to decide whether more exact rows would help)."""
         sqd = self.sqd if cauchy_schwarz else np.zeros_like(self.sqd)
         return offdiag_top_sums(self.CT, self.hpos, self.hrow, sqd,
-                                np.ascontiguousarray(v, dtype=np.float64), int(count))
+                                np.ascontiguousarray(v, dtype=np.float64), int(count),
+                                self.prefixes)
+
+    @property
+    def prefixes(self):
+        """The exact rows' largest entries in order (:func:`~spca_cli.kernels.rowbound.
+        row_prefixes`), made on first use: one pass over the rows, repaid by the weight steps
+        that follow (each row then stops after its first few hundred entries)."""
+        if self._prefixes is None:
+            self._prefixes = row_prefixes(self.CT)
+        return self._prefixes
 
     def restrict(self, keep):
         """The model on the words where the boolean ``keep`` (shape (m,)) is True."""
@@ -498,8 +509,11 @@ class RowModel:
             np.take(self.CT[old_row], kept_words, out=CT[new_row])
         hpos = np.full(int(keep.sum()), -1, dtype=np.int64)
         hpos[hrow] = np.arange(hrow.size)
-        return RowModel(self.words[keep], self.diag[keep], CT, hpos, hrow.astype(np.int64),
-                        self.margin)
+        model = RowModel(self.words[keep], self.diag[keep], CT, hpos, hrow.astype(np.int64),
+                         self.margin)
+        if self._prefixes is not None:  # (cheaper restricted than made again)
+            model._prefixes = restrict_prefixes(self._prefixes, np.flatnonzero(kept_h), keep)
+        return model
 
     def dense(self):
         """|A'| on the model's words as a dense (m, m) array; only for an exact model."""
