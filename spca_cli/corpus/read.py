@@ -14,6 +14,7 @@ import numpy as np
 
 from spca_cli.corpus._io import check_file, is_gzip, line_ranges
 from spca_cli.corpus.core import Corpus
+from spca_cli.corpus.kinds import FORMATS, WEIGHTINGS, detect_format
 from spca_cli.corpus.matrix_files import read_mtx, read_npy
 from spca_cli.corpus.scripts import UNSEGMENTED_MAX
 from spca_cli.corpus.sources import open_inputs
@@ -22,18 +23,17 @@ from spca_cli.corpus.store import load_corpus
 from spca_cli.corpus.text import iter_text
 from spca_cli.corpus.texts import Strings, read_titles
 from spca_cli.corpus.times import parse_bound
-from spca_cli.corpus.tokenize import (WEIGHTINGS, VocabularyBuilder, apply_weighting,
-                                      filter_words, make_analyzer, merge_parts,
-                                      parse_ngram_range, read_stopwords)
+from spca_cli.corpus.tokenize import (VocabularyBuilder, apply_weighting, filter_words,
+                                      make_analyzer, merge_parts, parse_ngram_range,
+                                      read_stopwords)
 from spca_cli.corpus.tweets import first_fields, iter_csv, iter_jsonl
-from spca_cli.corpus.uci import is_docword_name, read_uci
+from spca_cli.corpus.uci import read_uci
 from spca_cli.errors import Name, SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
 
 __all__ = ["read_corpus", "load_input", "detect_format", "FORMATS", "DEFAULTS"]
 
 logger = logging.getLogger(__name__)
 
-FORMATS = ("auto", "uci", "csv", "jsonl", "text")
 RAW_KINDS = ("csv", "jsonl", "text")
 #: the time window's parameters as message parts ("since/until"; the CLI: --since/--until)
 _SINCE_UNTIL = (Name("since"), "/", Name("until"))
@@ -45,28 +45,6 @@ DEFAULTS = {
     "raw": {"min_count": 2, "min_length": 3, "stopwords": "english", "weighting": "binary"},
     "tokenised": {"min_count": 1, "min_length": 1, "stopwords": "none", "weighting": "count"},
 }
-
-_SUFFIXES = (
-    (".npz", "corpus"), (".npy", "npy"), (".mtx", "mtx"), (".csv", "csv"), (".jsonl", "jsonl"),
-    (".ndjson", "jsonl"), (".json", "jsonl"), (".txt", "text"),
-)
-
-
-def detect_format(path):
-    """The input kind of ``path`` from its name: 'uci', 'csv', 'jsonl', 'text', 'corpus',
-    'npy' or 'mtx' (a ``.gz`` suffix is looked through)."""
-    name = os.path.basename(str(path)).lower()
-    if is_docword_name(name):
-        return "uci"
-    if name.endswith(".gz"):
-        name = name[:-3]
-    for suffix, kind in _SUFFIXES:
-        if name.endswith(suffix):
-            return kind
-    raise SpcaInputError(path, ["cannot tell the input format from the file name (expected "
-                                "docword.NAME.txt, .csv, .jsonl, .json, .txt, .npz, .npy or .mtx,"
-                                " optionally .gz); give ", Name("format")])
-
 
 def _kinds(paths, format):
     if format not in FORMATS:

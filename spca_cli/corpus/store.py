@@ -19,10 +19,10 @@ import scipy.sparse as sp
 
 from spca_cli.corpus._io import check_file
 from spca_cli.corpus.core import Corpus
+from spca_cli.corpus.kinds import WEIGHTINGS
 from spca_cli.corpus.matrix_files import check_gram_range
 from spca_cli.corpus.texts import Strings
 from spca_cli.corpus.times import storable_times
-from spca_cli.corpus.tokenize import WEIGHTINGS
 from spca_cli.errors import SpcaInputError
 from spca_cli.files import atomic_output
 from spca_cli.limits import check_memory

@@ -30,6 +30,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
+from spca_cli.corpus.kinds import WEIGHTINGS
 from spca_cli.corpus.scripts import MIN_PIECE, Segmenter, mark_class, no_space_pattern
 from spca_cli.corpus.stopwords import StopList, english_form, resolve_stopwords
 from spca_cli.errors import Name, SpcaParameterError
@@ -49,8 +50,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-WEIGHTINGS = ("binary", "count", "tfidf")
 
 # Documents of a chunk are joined with this character and tokenised as one string; the token
 # pattern matches it as a token of its own, so each document's tokens stay apart.

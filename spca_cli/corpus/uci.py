@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spca_cli.corpus._io import check_file, decode_error, is_gzip, open_binary
+from spca_cli.corpus.kinds import is_docword_name, vocab_path_for
 from spca_cli.errors import Name, SpcaInputError
 from spca_cli.limits import check_memory
 
@@ -29,27 +30,8 @@ __all__ = ["read_uci", "vocab_path_for", "is_docword_name"]
 
 logger = logging.getLogger(__name__)
 
-_DOCWORD = re.compile(r"^docword\.(?P<name>.+)\.txt(?:\.gz)?$")
 BLOCK_BYTES = 1 << 23
 _INT64_MAX, _INT64_MIN = 2 ** 63 - 1, -(2 ** 63)
-
-
-def is_docword_name(path):
-    """True for ``docword.NAME.txt`` and ``docword.NAME.txt.gz``."""
-    return _DOCWORD.match(os.path.basename(str(path))) is not None
-
-
-def vocab_path_for(path):
-    """``vocab.NAME.txt`` (or ``.txt.gz``) beside ``docword.NAME.txt[.gz]``, or None."""
-    match = _DOCWORD.match(os.path.basename(str(path)))
-    if match is None:
-        return None
-    folder = os.path.dirname(str(path))
-    for suffix in (".txt", ".txt.gz"):
-        candidate = os.path.join(folder, f"vocab.{match['name']}{suffix}")
-        if os.path.exists(candidate):
-            return candidate
-    return os.path.join(folder, f"vocab.{match['name']}.txt")
 
 
 def read_vocabulary(path, n_words=None, *, header_path=None):
