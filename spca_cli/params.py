@@ -11,21 +11,24 @@ from __future__ import annotations
 
 import math
 import numbers
-
-import numpy as np
+import sys
 
 from spca_cli.errors import SpcaParameterError
 from spca_cli.solvers.registry import COMMON_INPUTS
 
-__all__ = ["SEED_MAX", "DEFLATIONS", "OptionError", "FitError", "check_random_state_param",
-           "check_eigensolver", "check_time_limit", "check_solver_options",
-           "solver_option_names", "check_fit", "check_run"]
+__all__ = ["SEED_MAX", "DEFLATIONS", "DEFAULTS", "OptionError", "FitError",
+           "check_random_state_param", "check_eigensolver", "check_time_limit",
+           "check_solver_options", "solver_option_names", "check_fit", "check_run"]
 
 #: NumPy's RandomState takes seeds in [0, 2**32 - 1]
 SEED_MAX = 2 ** 32 - 1
 
 #: how A changes between components: remove the topic's words, or project the topic out
 DEFLATIONS = ("remove", "projection")
+
+#: The defaults of run_topics, ``spca topics`` and :class:`~spca_cli.estimator.SparseTopics`
+DEFAULTS = {"solver": "auto", "k": 10, "n_components": 5, "rank": 2, "deflation": "remove",
+            "random_state": 0}
 
 #: arguments the pipeline passes to solvers itself; not options
 RESERVED = frozenset({"A", "k", "n_components", *COMMON_INPUTS})
@@ -60,7 +63,9 @@ def _is_real(value):
 
 def check_random_state_param(random_state, name="random_state"):
     """None, an int in [0, 2**32 - 1], or a ``numpy.random.RandomState``."""
-    if random_state is None or isinstance(random_state, np.random.RandomState):
+    numpy = sys.modules.get("numpy")  # a RandomState is NumPy's: no import to tell one
+    if random_state is None or (numpy is not None
+                                and isinstance(random_state, numpy.random.RandomState)):
         return random_state
     if _is_int(random_state) and 0 <= random_state <= SEED_MAX:
         return int(random_state)

@@ -19,7 +19,7 @@ import numpy as np
 
 from spca_cli import bounds as _bounds
 from spca_cli.corpus.core import input_gram
-from spca_cli.params import DEFLATIONS, check_run
+from spca_cli.params import DEFAULTS, DEFLATIONS, check_run
 from spca_cli.solvers.registry import REGISTRY
 from spca_cli.spectrum import (CANDIDATE_TOL, TOPICS_TOL, first_call_tolerances,
                                top_eigenpairs)
@@ -27,11 +27,6 @@ from spca_cli.spectrum import (CANDIDATE_TOL, TOPICS_TOL, first_call_tolerances,
 logger = logging.getLogger(__name__)
 
 __all__ = ["Topic", "TopicsResult", "TotalBound", "run_topics", "DEFLATIONS", "DEFAULTS"]
-
-
-#: The defaults of run_topics, ``spca topics`` and :class:`~spca_cli.estimator.SparseTopics`
-DEFAULTS = {"solver": "auto", "k": 10, "n_components": 5, "rank": 2, "deflation": "remove",
-            "random_state": 0}
 
 
 @dataclass(frozen=True)

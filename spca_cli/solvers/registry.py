@@ -7,18 +7,24 @@ options, their help and the "--samples applies to --solver nonneg or bipartite" 
 ``spca reproduce``'s config check. Adding a solver is one module plus one :class:`SolverSpec`
 in :data:`REGISTRY`. The constraint table plays the role of scikit-learn's
 ``_parameter_constraints``.
+
+The table itself imports nothing heavy: every CLI start reads it for the ``--solver`` choices and
+the solver options' help, while the solver modules load NumPy, SciPy and the numba kernels. A
+solver's function is imported when it is first asked for (:attr:`SolverSpec.function`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import sys
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
-
 from spca_cli.errors import ConvergenceWarning, SpcaParameterError
+from spca_cli.limits import bipartite_work, nonneg_work
+from spca_cli.solvers._choices import INITS
 
 __all__ = ["COMMON_INPUTS", "Interval", "Choice", "Boolean", "Unchecked", "Param", "SolverSpec",
            "REGISTRY", "solver_spec", "solver_names", "cli_params", "solvers_taking"]
@@ -91,7 +97,9 @@ class Choice:
 @dataclass(frozen=True)
 class Boolean:
     def check(self, value):
-        return isinstance(value, (bool, np.bool_))
+        # NumPy's bool too, without importing NumPy: a value of NumPy's means it is loaded
+        numpy = sys.modules.get("numpy")
+        return isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_))
 
     @property
     def text(self):
@@ -161,7 +169,8 @@ class SolverSpec:
         The ``--solver`` name.
     function : callable
         ``function(A, k, **inputs, **options)`` for a single-component solver,
-        ``function(A, k, n_components, **inputs, **options)`` for a joint one.
+        ``function(A, k, n_components, **inputs, **options)`` for a joint one; the function of
+        the same name in the solver's module, imported on first use.
     params : tuple of Param
         Its options; anything else given as an option is an error.
     inputs : frozenset of str
@@ -185,7 +194,6 @@ class SolverSpec:
     """
 
     name: str
-    function: object
     params: tuple = ()
     inputs: frozenset = frozenset()
     joint: bool = False
@@ -193,6 +201,10 @@ class SolverSpec:
     prepare: object = None
     check_work: object = None
     nonnegative_bounds: bool = False
+
+    @property
+    def function(self):
+        return _functions()[self.name]
 
     def param(self, name):
         return next((p for p in self.params if p.name == name), None)
@@ -242,21 +254,27 @@ def _tpower_start(options, A, k, available):
     return {**options, "warm_start": (start.indices, start.weights)}
 
 
-def _build():
-    from spca_cli.limits import bipartite_work, nonneg_work
+@functools.cache
+def _functions():
+    """Every solver's function by name, imported on first use."""
     from spca_cli.solvers.bipartite import bipartite
     from spca_cli.solvers.exact import auto, exact
     from spca_cli.solvers.greedy import greedy
     from spca_cli.solvers.nonneg import nonneg
     from spca_cli.solvers.spannogram import spannogram
     from spca_cli.solvers.threshold import threshold
-    from spca_cli.solvers.tpower import INITS, tpower
+    from spca_cli.solvers.tpower import tpower
 
+    return {"threshold": threshold, "tpower": tpower, "greedy": greedy, "nonneg": nonneg,
+            "spannogram": spannogram, "exact": exact, "auto": auto, "bipartite": bipartite}
+
+
+def _build():
     positive_int = Interval(int, 1)
     max_candidates = Param("max_candidates", positive_int)
     specs = [
-        SolverSpec("threshold", threshold, inputs=frozenset({"eigen"})),
-        SolverSpec("tpower", tpower, params=(
+        SolverSpec("threshold", inputs=frozenset({"eigen"})),
+        SolverSpec("tpower", params=(
             Param("init", Choice(INITS), flag="--init",
                   help="start vector [default: auto, several starts, best kept]",
                   cli_rule=Choice(tuple(i for i in INITS if i != "eigenvector"))),
@@ -267,8 +285,8 @@ def _build():
             Param("local_search", Boolean()),
             Param("warm_start", Unchecked(), optional=True),
         ), inputs=frozenset({"eigen", "random_state", "time_limit"}), prepare=_tpower_start),
-        SolverSpec("greedy", greedy),
-        SolverSpec("nonneg", nonneg, params=(
+        SolverSpec("greedy"),
+        SolverSpec("nonneg", params=(
             Param("exact", Boolean(), optional=True, flag="--exact/--no-exact",
                   help="force (or forbid) the exact enumeration"),
             Param("samples", positive_int, optional=True, flag="--samples", metavar="N",
@@ -279,7 +297,7 @@ def _build():
             max_candidates,
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d",
             check_work=nonneg_work, nonnegative_bounds=True),
-        SolverSpec("spannogram", spannogram, params=(
+        SolverSpec("spannogram", params=(
             Param("eliminate", Boolean(), flag="--no-elimination", flag_value=False,
                   help="skip the (provably safe) feature elimination"),
             Param("nonnegative", Boolean(), optional=True, flag="--sign-reduction",
@@ -288,14 +306,13 @@ def _build():
                        "(exact; turns elimination off)"),
             max_candidates,
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d"),
-        SolverSpec("exact", exact,
-                   inputs=frozenset({"eigen", "rank", "random_state", "time_limit",
-                                     "certificate"})),
-        SolverSpec("auto", auto, params=(
+        SolverSpec("exact", inputs=frozenset({"eigen", "rank", "random_state", "time_limit",
+                                              "certificate"})),
+        SolverSpec("auto", params=(
             Param("budget", Interval(float, 0), flag="--budget", metavar="SECONDS",
                   help="seconds of branch and bound per topic [default: 3]"),
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit", "certificate"})),
-        SolverSpec("bipartite", bipartite, joint=True, check_work=bipartite_work, params=(
+        SolverSpec("bipartite", joint=True, check_work=bipartite_work, params=(
             Param("samples", positive_int, optional=True, flag="--samples", metavar="N",
                   help="sampled sketch directions"),
             Param("n_jobs", Interval(int, 1, extra=(-1,), extra_text="or -1 for every core"),

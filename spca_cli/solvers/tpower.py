@@ -19,10 +19,9 @@ from spca_cli.kernels.greedy import bordered_lmax
 from spca_cli.seeds import random_state_of
 from spca_cli.solvers._base import (ConvergenceWarning, check_float, check_int, check_k,
                                     finish_component, leading_eigvec)
+from spca_cli.solvers._choices import INITS
 
 __all__ = ["tpower", "sparse_matvec", "INITS"]
-
-INITS = ("auto", "top-variance", "top-k-variance", "warm-start", "eigenvector", "spannogram")
 
 # A swap must raise lambda_max by more than this relative amount to be taken: below it, the
 # "gain" is rounding in the secular root and taking it could cycle.
