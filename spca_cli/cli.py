@@ -31,15 +31,16 @@ import warnings
 
 import click
 
-from spca_cli.corpus import FORMATS, MatrixInput, format_time, load_input, save_corpus
+# Only light modules here (the standard library, click, and what the options' choices and
+# defaults need): every start, --help and --version included, pays for what is imported at the
+# top. The library (NumPy, SciPy, numba kernels, rich) is imported inside the commands.
+from spca_cli.corpus.kinds import FORMATS, WEIGHTINGS
 from spca_cli.corpus.sources import open_inputs
-from spca_cli.corpus.summary import summarize
-from spca_cli.corpus.tokenize import WEIGHTINGS, parse_ngram_range
 from spca_cli.distributed import CONNECT_TIMEOUT
 from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError
 from spca_cli.files import (atomic_output, check_output_file, check_output_folder,
                             output_errors)
-from spca_cli.params import SEED_MAX
+from spca_cli.params import DEFAULTS, SEED_MAX
 from spca_cli.progress import byte_progress, status, task_progress
 
 __all__ = ["cli", "ingest_options", "labels_option", "quiet_option", "load_from_options",
@@ -185,6 +186,8 @@ class FiniteFloatRange(click.FloatRange):
 def _ngram_option(ctx, param, value):
     if value is None:
         return None
+    from spca_cli.corpus.tokenize import parse_ngram_range
+
     try:
         low, high = parse_ngram_range(value)
     except SpcaParameterError as exc:
@@ -275,6 +278,8 @@ def load_from_options(inputs, *, labels=None, quiet=False, input_format="auto", 
     (:func:`~spca_cli.corpus.sources.open_inputs`). With ``scheduler`` (``--scheduler`` or
     ``DASK_SCHEDULER_ADDRESS``) the input is read on a Dask cluster whose client lives as long
     as the command: a :class:`~spca_cli.distributed.corpus.DistributedCorpus`."""
+    from spca_cli.corpus import load_input
+
     client = _cluster_client(scheduler)
     if client is not None:
         from spca_cli.distributed.load import load_distributed
@@ -310,7 +315,7 @@ def input_files(inputs, *, labels=None, vocab=None, stopwords=None, titles=None,
     --stopwords files; outputs must be none of them."""
     import glob
 
-    from spca_cli.corpus.uci import vocab_path_for
+    from spca_cli.corpus.kinds import vocab_path_for
 
     expanded = []
     for item in inputs:
@@ -333,6 +338,8 @@ def input_files(inputs, *, labels=None, vocab=None, stopwords=None, titles=None,
 
 # ---------------------------------------------------------------------- ingest
 def _summary_line(corpus, output, seconds):
+    from spca_cli.corpus.times import format_time
+
     span = ""
     if corpus.times is not None and len(corpus.times):
         i, j = corpus.times.argmin(), corpus.times.argmax()
@@ -357,6 +364,7 @@ def ingest(inputs, output, quiet, scheduler, **ingest_kwargs):
         spca ingest tweets.csv -o tweets.npz --since 2015-02-17 --min-count 3
         spca ingest docword.kos.txt.gz -o kos.npz
     """
+    from spca_cli.corpus import MatrixInput, save_corpus
     from spca_cli.distributed import scheduler_address
 
     distributed = scheduler_address(scheduler) is not None
@@ -435,6 +443,8 @@ def info(inputs, output_format, top, n_eigenvalues, labels, quiet, scheduler, **
         spca info kos.npz
         spca info tweets.csv --format json --top 20
     """
+    from spca_cli.corpus.summary import summarize
+
     data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler,
                              **ingest_kwargs)
     with status("Computing eigenvalues", quiet=quiet):
@@ -487,8 +497,6 @@ def _solver_names():
 
 def topics_options(fn):
     """The options of ``spca topics`` (also taken by ``spca daily``)."""
-    from spca_cli.topics import DEFAULTS
-
     options = [
         click.option("--solver", type=click.Choice(_solver_names()), default=DEFAULTS["solver"],
                      show_default=True,
@@ -621,6 +629,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
         spca topics tweets.csv --solver tpower -k 8 --format json -o topics.json
         spca topics tweets.csv --documents 5 --assignments topics-per-tweet.csv
     """
+    from spca_cli.corpus import MatrixInput
     from spca_cli.documents import add_documents, write_assignments
     from spca_cli.report import render, to_dict
 
@@ -729,6 +738,7 @@ def daily(inputs, out_dir, date_text, yesterday, from_text, to_text, n_documents
     Example: a backfill of one week
         spca daily tweets.csv --out topics --from 2015-02-17 --to 2015-02-23
     """
+    from spca_cli.corpus import load_input
     from spca_cli.daily import resolve_day, resolve_range, resolve_timezone, run_daily
 
     topic_kwargs = _topic_kwargs(kwargs)
@@ -948,7 +958,7 @@ def generate(kind, documents, words, words_per_doc, topics, exponent, offset, to
         spca generate --kind uci --documents 300000 --words 100000 --words-per-doc 248 \\
             --exponent 1.0 --offset 20 --topic-repeat 2 -o docword.nyt.txt
     """
-    from spca_cli.corpus.uci import vocab_path_for
+    from spca_cli.corpus.kinds import vocab_path_for
     from spca_cli.generate import write_corpus
 
     check_output_file(output)

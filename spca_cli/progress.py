@@ -2,21 +2,20 @@
 
 The library reports progress through plain callbacks (``progress(n_bytes)``) and knows nothing
 about rich; these context managers give the CLI such a callback, or ``None`` when nothing should
-be drawn (``--quiet``, or stderr redirected to a file or pipe, as under cron).
+be drawn (``--quiet``, or stderr redirected to a file or pipe, as under cron). rich is imported
+when a command first draws, not when the CLI starts.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from rich.console import Console
-from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                           TimeRemainingColumn, TransferSpeedColumn)
-
 __all__ = ["byte_progress", "status", "stderr_console", "task_progress"]
 
 
 def stderr_console():
+    from rich.console import Console
+
     return Console(stderr=True)
 
 
@@ -27,6 +26,9 @@ def byte_progress(total_bytes, description, *, quiet=False):
     if quiet or not console.is_terminal or total_bytes <= 0:
         yield None
         return
+    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
+                               TimeRemainingColumn, TransferSpeedColumn)
+
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                TransferSpeedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
@@ -52,6 +54,8 @@ def task_progress(*, quiet=False):
     if quiet or not console.is_terminal:
         yield None
         return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
     columns = (TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:

@@ -1,18 +1,70 @@
-"""What a CLI start imports: scikit-learn and scipy.optimize stay out of it (1.2-1.6 s and 0.5 s
-of every start), while the stop list and the seeds are still scikit-learn's."""
+"""What a CLI start imports. ``import spca_cli.cli``, ``spca --help``, every command's
+``--help`` and ``spca --version`` load none of NumPy, SciPy, numba and scikit-learn (they took
+0.4-0.6 s of every start): the options take their choices from light modules and the commands
+import the library when they run. A raw text read still imports neither scikit-learn nor
+scipy.optimize, while the stop list and the seeds are still scikit-learn's."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
+import click
 import numpy as np
 import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils import check_random_state
 
+from spca_cli.cli import cli
 from spca_cli.corpus.stopwords import english_stop_words
 from spca_cli.seeds import random_state_of
+
+#: prints the loaded modules of the libraries a start must not load
+LOADED = ("import sys; print(sorted(m for m in sys.modules "
+          "if m.split('.')[0] in ('numba', 'scipy', 'sklearn', 'numpy')))")
+
+
+def _python(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _command_lines():
+    """Every visible command as argument lists: ``[name]``, and ``[group, name]`` in a group."""
+    found = []
+    for name, command in sorted(cli.commands.items()):
+        if command.hidden:
+            continue
+        found.append([name])
+        if isinstance(command, click.Group):
+            found += [[name, sub] for sub, c in sorted(command.commands.items()) if not c.hidden]
+    return found
+
+
+def test_importing_the_cli_loads_no_numeric_library():
+    assert _python("import spca_cli.cli; " + LOADED).strip() == "[]"
+
+
+def test_help_and_version_load_no_numeric_library():
+    runs = [["--help"], ["--version"], *([*line, "--help"] for line in _command_lines())]
+    code = ("from spca_cli.cli import cli\n"
+            f"for args in {runs!r}:\n"
+            "    assert cli.main(args, prog_name='spca', standalone_mode=False) == 0, args\n"
+            + LOADED)
+    assert _python(code).strip().splitlines()[-1] == "[]"
+
+
+def test_help_lists_every_command():
+    spca = Path(sys.executable).with_name("spca")
+    if not spca.exists():
+        pytest.skip(f"no spca console script beside {sys.executable}")
+    out = subprocess.run([str(spca), "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stderr == ""
+    listed = out.stdout.split("Commands:\n", 1)[1].splitlines()
+    names = [line.split()[0] for line in listed if line.strip()]
+    assert names == sorted(n for n, c in cli.commands.items() if not c.hidden)
+    assert {"topics", "info", "spectrum", "ingest", "daily", "datasets", "reproduce"} <= set(names)
 
 
 def test_a_cli_start_and_a_raw_text_read_import_neither_sklearn_nor_scipy_optimize(tmp_path):
