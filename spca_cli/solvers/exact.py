@@ -185,6 +185,13 @@ class _Work:
         return ((self.left is not None and self.left <= 0)
                 or (self.deadline is not None and time.perf_counter() > self.deadline))
 
+    @property
+    def reason(self):
+        """What ended the search: ``"time limit"`` (the clock) or ``"budget"`` (the work)."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            return "time limit"
+        return "budget"
+
 
 def _branch(A, survivors, k, lower, floor, work):
     """Branch and bound over the surviving words for supports worth more than max(lower, floor).
@@ -255,7 +262,7 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
         return best_set, lower, lower, True, {**info, "survivors": int(words.size), "nodes": 0}
     bound, finished, nodes, rungs = root.value, False, 0, []
     first_round = {}  # screening's first round on the root model, the same for every rung
-    source, stopped = ROW_BOUND_SOURCE, "time limit"
+    source, stopped = ROW_BOUND_SOURCE, None  # None: the work or the clock ran out
     for ratio in _LADDER:
         theta = lower / ratio
         if theta >= bound * (1.0 - 1e-12):
@@ -300,11 +307,12 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
         finished, bound = True, lower
     info.update({"nodes": int(nodes), "proved_ratios": rungs, "bound_source": source})
     if not finished:
-        info["stopped"] = stopped
+        info["stopped"] = stopped or work.reason
     return best_set, lower, bound, finished, info
 
 
-def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certificate, name):
+def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certificate, name,
+           budget=None):
     incumbent, found_by = _incumbent(A, k, eigen, rank, random_state)
     best_set, value, bound, finished, info = search(A, k, incumbent, certificate=certificate,
                                                     time_limit=time_limit,
@@ -321,6 +329,11 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
     stopped = info.pop("stopped", None)
     facts = {"bounds": bounds, "exact": bool(finished), "time_limited": stopped == "time limit",
              "info": info}
+    if stopped == "budget":
+        # auto's budget is work, not time: say what was proved and how to prove more
+        warnings.warn(f"auto: certified {value / bound:.4f} when its proof budget ({budget:g} s "
+                      f"of work) ran out; a longer proof: --budget {4 * budget:g}",
+                      ConvergenceWarning, stacklevel=3)
     if not finished and name == "exact":
         warnings.warn(f"exact: not proved optimal ({stopped}); the topic is the best found and "
                       f"its bound {bound:.8g} comes from {source}", ConvergenceWarning,
@@ -400,5 +413,5 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                   time_limit=time_limit, work_units=budget * WORK_PER_SECOND,
-                  certificate=certificate, name="auto")
+                  certificate=certificate, name="auto", budget=budget)
 
