@@ -137,10 +137,50 @@ def sigterm_as_exit():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _stdout_reader_gone():
+    """True when stdout is a pipe whose reading end is closed (``spca info FILE | head -3`` once
+    head has exited): poll() reports POLLERR on the writing end of such a pipe. False for a
+    terminal, a file, a pipe still read, or a stdout that is no file (a test's)."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    if not hasattr(select, "poll"):  # no poll(): trust the error
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _fd, events in poller.poll(0))
+
+
+@contextlib.contextmanager
+def closed_stdout_ends_quietly():
+    """A write to a stdout nobody reads any more ends the command with status 0 and no message,
+    as ``head`` and every Unix filter expect; stdout is pointed at /dev/null first, so that the
+    interpreter's last flush does not fail again (the Python docs' advice on SIGPIPE). A broken
+    pipe of anything else (a socket, a child process) propagates."""
+    try:
+        yield
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        raise click.exceptions.Exit(0) from None
+
+
 class SpcaGroup(click.Group):
     """A click group that reports the library's errors as ``Error: ...`` with exit status 1,
-    each parameter the error names shown as the option of the command that ran, and turns
-    SIGTERM into an exit that cleans up (:func:`sigterm_as_exit`)."""
+    each parameter the error names shown as the option of the command that ran, turns SIGTERM
+    into an exit that cleans up (:func:`sigterm_as_exit`), and ends quietly with status 0 when
+    the reader of stdout has gone (:func:`closed_stdout_ends_quietly`): every command and every
+    ``--help`` runs inside :meth:`make_context` (the group's own options) or :meth:`invoke`."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        with closed_stdout_ends_quietly():  # spca --help | ..., spca --version | ...
+            return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx):
         handler = WarningLines()
@@ -148,15 +188,16 @@ class SpcaGroup(click.Group):
         library = logging.getLogger("spca_cli")
         library.addHandler(handler)
         try:
-            with warnings.catch_warnings(), sigterm_as_exit():
+            with warnings.catch_warnings(), sigterm_as_exit(), closed_stdout_ends_quietly():
                 warnings.showwarning = handler.show_python_warning
                 return super().invoke(ctx)
         except SpcaError as exc:
             command = self.get_command(ctx, ctx.invoked_subcommand or "")
             raise click.ClickException(cli_message(exc, command)) from None
         except OSError as exc:
-            # the boundary for the environment: a file that vanished, a full disk, a closed
-            # pipe; outputs are named by atomic_output already, this catches the rest
+            # the boundary for the environment: a file that vanished, a full disk, a pipe
+            # other than stdout; outputs are named by atomic_output already, this catches the
+            # rest
             reason = exc.strerror or str(exc) or type(exc).__name__
             where = f"{exc.filename}: " if exc.filename else ""
             raise click.ClickException(f"{where}{reason}") from None
@@ -395,12 +436,49 @@ def ingest(inputs, output, quiet, scheduler, **ingest_kwargs):
         click.echo(_summary_line(corpus, output, time.perf_counter() - start), err=True)
 
 
-# ---------------------------------------------------------------------- info
-def _info_table(summary):
+# ---------------------------------------------------------------------- tables on stdout
+#: the width of the tables written into a pipe or a file: wide enough that no cell wraps
+_UNWRAPPED_WIDTH = 10_000
+
+
+def stdout_console():
+    """The rich console of a command's tables on stdout: on a terminal as rich draws them, at
+    its width; into a pipe or a file nothing wrapped (and :func:`new_table` draws ASCII boxes).
+    A closed pipe raises BrokenPipeError, which :class:`SpcaGroup` ends with status 0 (rich's
+    own answer would be status 1)."""
+    import errno
+
     from rich.console import Console
+
+    class StdoutConsole(Console):
+        def on_broken_pipe(self):
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    console = StdoutConsole()
+    if not console.is_terminal:
+        console.width = _UNWRAPPED_WIDTH
+    return console
+
+
+def new_table(console, **kwargs):
+    """A rich Table for ``console``: rich's box-drawing characters on a terminal, ASCII
+    (``+``, ``-``, ``|``) into a pipe or a file, so that what a program or a file receives is
+    plain text. A file name belongs above the table (printed by itself), never in a cell or the
+    title, where it would be broken over lines."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title=summary["path"], show_header=False)
+    if not console.is_terminal:
+        kwargs["box"] = box.ASCII
+    return Table(**kwargs)
+
+
+# ---------------------------------------------------------------------- info
+def _info_table(summary):
+    console = stdout_console()
+    console.print(summary["path"], markup=False, highlight=False, soft_wrap=True)
+    table = new_table(console, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value")
     for key in ("kind", "documents", "words", "nonzeros"):
@@ -412,10 +490,9 @@ def _info_table(summary):
         table.add_row("last time", summary["last_time"])
     if summary["eigenvalues"]:
         table.add_row("eigenvalues", ", ".join(f"{v:,.6g}" for v in summary["eigenvalues"]))
-    console = Console()
     console.print(table)
     if summary["top_words"]:
-        words = Table(title="Most frequent words")
+        words = new_table(console, title="Most frequent words")
         words.add_column("word")
         words.add_column("documents", justify="right")
         for row in summary["top_words"]:
@@ -893,10 +970,10 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, scheduler, **inges
         click.echo(json.dumps({"path": str(data.path), "paths": list(data.paths),
                                "eigenvalues": values, "trace": total}, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"{data.path}: trace(A) = {total:,.6g}")
+    console = stdout_console()
+    console.print(f"{data.path}: trace(A) = {total:,.6g}", markup=False, highlight=False,
+                  soft_wrap=True)
+    table = new_table(console)
     table.add_column("i", justify="right")
     table.add_column("lambda_i", justify="right")
     table.add_column("lambda_i / lambda_1", justify="right")
@@ -904,7 +981,7 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, scheduler, **inges
     for i, v in enumerate(values, 1):
         table.add_row(str(i), f"{v:,.6g}", f"{v / values[0]:.4f}" if values[0] else "-",
                       f"{v / total:.4f}" if total else "-")
-    Console().print(table)
+    console.print(table)
 
 
 def _plot_spectrum(values, path, *, title):

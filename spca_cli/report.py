@@ -137,7 +137,8 @@ def render_table(doc, *, width=None):
     top documents (when the JSON document has them), then a legend of the figures.
 
     ``width`` (a terminal's columns) wraps the words between words and cuts each document to
-    one line; ``None`` (output to a file or pipe) wraps and cuts nothing.
+    one line; ``None`` (output to a file or pipe) wraps and cuts nothing, and the rule under the
+    header is ASCII ``-`` instead of the terminal's box-drawing line.
     """
     inp = doc["input"]
     docs = f"{inp['documents']} documents, " if inp.get("documents") is not None else ""
@@ -148,7 +149,7 @@ def render_table(doc, *, width=None):
     found_by = [c.get("solver_info", {}).get("found_by") for c in doc["components"]]
     finder_column = "  found by" if any(found_by) else ""
     header = _figure_row([name for name, _ in _FIGURES]) + finder_column
-    lines += [header, "\u2500" * (len(header) if width is None else min(width, len(header)))]
+    lines += [header, "-" * len(header) if width is None else "\u2500" * min(width, len(header))]
     sources = []
     for c, finder in zip(doc["components"], found_by):
         lines.append(_figure_row([str(c["index"]), f"{c['explained_variance']:.6g}",
