@@ -28,6 +28,7 @@ import signal
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import click
 
@@ -965,7 +966,9 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, scheduler, **inges
         values = [float(v) for v in leading_eigenvalues(gram, top)]
     total = float(gram.diagonal().sum())  # trace(A) = sum of all eigenvalues
     if plot:
-        _plot_spectrum(values, plot, title=str(data.path))
+        figure = spectrum_figure(values, inputs)
+        with atomic_output(plot) as fh:
+            figure.savefig(fh, format="png", dpi=120)
     if output_format == "json":
         click.echo(json.dumps({"path": str(data.path), "paths": list(data.paths),
                                "eigenvalues": values, "trace": total}, indent=2))
@@ -984,23 +987,24 @@ def spectrum(inputs, top, plot, output_format, labels, quiet, scheduler, **inges
     console.print(table)
 
 
-def _plot_spectrum(values, path, *, title):
+def spectrum_figure(values, inputs):
+    """The matplotlib Figure of ``spca spectrum --plot``: lambda_i against i (a log scale), the
+    ranks i as integer ticks, titled with the names of the ``inputs`` as given, without their
+    folders. A Figure of its own (no pyplot), so nothing is kept once it is saved."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
     except ImportError:
         raise SpcaParameterError("--plot needs matplotlib: pip install 'spca-cli[plot]'") from None
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
     ax.semilogy(range(1, len(values) + 1), values, "o-")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))  # ranks
     ax.set_xlabel("i")
     ax.set_ylabel("lambda_i of A = S^T S")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(", ".join(Path(name).name for name in inputs), fontsize=9)
     fig.tight_layout()
-    with atomic_output(path) as fh:
-        fig.savefig(fh, format="png", dpi=120)
-    plt.close(fig)
+    return fig
 
 
 # ---------------------------------------------------------------------- generate (hidden, dev)
