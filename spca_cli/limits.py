@@ -7,6 +7,11 @@ the time budget is refused unless it has a time limit (``--time-limit``), which 
 anyway; a run over the memory budget is refused always, since no time limit saves an
 allocation that fails. The spannogram's own refusal (more than 50 million intersection points)
 works the same way and lives with the solver.
+
+It imports only :mod:`spca_cli.errors` (and, to size nonneg's net for an epsilon,
+:mod:`spca_cli.epsilon_net`), so that every layer can check its sizes here: the corpus readers,
+the spectrum, the solver registry. Which check a solver's options get is its registry entry's
+``check_work``, run by :func:`spca_cli.params.check_fit`.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from spca_cli.errors import Name, SpcaParameterError
 
 __all__ = ["physical_memory", "memory_exceeded", "check_memory", "format_bytes",
            "MAX_BIPARTITE_SAMPLES", "MAX_NET_SAMPLES", "MAX_REPRODUCE_RUNS", "MAX_DAYS",
-           "check_solver_work", "bipartite_work", "nonneg_work", "check_run_count",
+           "bipartite_work", "nonneg_work", "check_run_count",
            "dense_matrix_bytes", "MAX_GRAM_TRACE", "MAX_LINE_BYTES"]
 
 #: bipartite samples without --time-limit: about an hour at the 2,800 samples/s measured on
@@ -81,28 +86,6 @@ def _count(n):
     return f"{n:,}" if n < 1e15 else f"{n:.3g}"
 
 
-def check_solver_work(solver, n_words, *, rank, time_limit, options):
-    """Refuse a solver run whose sampling cannot finish (or cannot fit), before it starts: the
-    ``check_work`` of the solver's registry entry, if it has one.
-
-    Parameters
-    ----------
-    solver : str
-    n_words : int
-        Words of the matrix (the cost of one epsilon-net sample grows with them).
-    rank : int
-    time_limit : float or None
-        With one, only the memory budget applies.
-    options : dict
-        The solver options (``samples``, ``epsilon``), already type-checked.
-    """
-    from spca_cli.solvers.registry import solver_spec
-
-    check = solver_spec(solver).check_work
-    if check is not None:
-        check(n_words, rank=rank, time_limit=time_limit, options=options)
-
-
 def bipartite_work(n_words, *, rank, time_limit, options):
     """bipartite's samples against the time budget (the memory per sample is small)."""
     samples = options.get("samples")
@@ -122,7 +105,7 @@ def nonneg_work(n_words, *, rank, time_limit, options):
     if samples is None and epsilon is None:
         return
     if samples is None:
-        from spca_cli.solvers.nonneg import samples_for_epsilon
+        from spca_cli.epsilon_net import samples_for_epsilon  # SciPy: only for an epsilon
 
         # the solver uses delta = min(0.01, 1/n) and the effective rank <= rank, which
         # needs no more samples than rank itself

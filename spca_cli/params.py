@@ -136,7 +136,6 @@ def check_fit(solver, n_words, *, k, n_components, rank, deflation, time_limit,
     FitError
         Naming the parameter at fault (``.param``).
     """
-    from spca_cli.limits import check_solver_work
     from spca_cli.solvers.registry import solver_spec
 
     if k > n_words:
@@ -148,9 +147,11 @@ def check_fit(solver, n_words, *, k, n_components, rank, deflation, time_limit,
         raise FitError("n_components",
                        f"components * k must be <= the number of words for disjoint topics; "
                        f"got {n_components} * {k} = {n_components * k} > {n_words}")
+    # a sampler's work (nonneg's epsilon-net, bipartite's samples): its entry's check_work
+    check_work = solver_spec(solver).check_work
     try:
-        check_solver_work(solver, n_words, rank=rank, time_limit=time_limit,
-                          options=solver_options)
+        if check_work is not None:
+            check_work(n_words, rank=rank, time_limit=time_limit, options=solver_options)
     except SpcaParameterError as exc:
         raise FitError("solver_options", list(exc.parts)) from None
 

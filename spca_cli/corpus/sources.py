@@ -22,6 +22,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+from spca_cli.corpus.kinds import detect_format
 from spca_cli.errors import Name, SpcaInputError, SpcaParameterError
 from spca_cli.files import own_prefix, remove_stale
 
@@ -77,8 +78,6 @@ def _is_corpus_folder(folder):
 
 
 def _folder_files(folder, input_format):
-    from spca_cli.corpus.read import detect_format
-
     found = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         if entry.name.startswith(".") or not entry.is_file():

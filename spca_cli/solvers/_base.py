@@ -13,6 +13,7 @@ the original A. A joint solver (``bipartite``) returns all components at once in
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from spca_cli.errors import ConvergenceWarning, SpcaParameterError
 
 __all__ = ["SolverOutput", "JointOutput", "check_int", "check_float", "check_k", "finish_component",
-           "leading_eigvec", "ConvergenceWarning"]
+           "leading_eigvec", "with_notes", "ConvergenceWarning"]
 
 
 @dataclass
@@ -50,8 +51,8 @@ class SolverOutput:
         JSON-ready facts about the run that only this solver has (surviving words, candidates,
         iterations...). Timings are measured by the pipeline, never by a solver.
     notes : list of str
-        What the user should know about this run (filled by the registry from the solver's
-        :class:`ConvergenceWarning` messages).
+        What the user should know about this run (filled by :func:`with_notes` from the
+        solver's :class:`ConvergenceWarning` messages).
     """
 
     indices: np.ndarray
@@ -88,6 +89,20 @@ class JointOutput:
     time_limited: bool = False
     info: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+
+
+def with_notes(call):
+    """``call()`` (a solver's run), with the ConvergenceWarnings it raised moved into the
+    result's ``notes`` (other warnings pass through unchanged)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = call()
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            out.notes.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return out
 
 
 def check_int(name, value, low=None, high=None):

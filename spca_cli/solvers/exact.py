@@ -35,7 +35,7 @@ from spca_cli.bounds import (CERTIFICATE_RTOL, ROW_BOUND_SOURCE, RowModel, row_c
                              weighted_row_bound)
 from spca_cli.errors import ConvergenceWarning
 from spca_cli.kernels.rowbound import branch_and_bound
-from spca_cli.solvers._base import check_float, check_k, finish_component
+from spca_cli.solvers._base import check_float, check_k, finish_component, with_notes
 
 __all__ = ["exact", "auto", "OPTIMAL_SOURCE", "PROVED_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET",
            "WORK_PER_SECOND"]
@@ -78,18 +78,23 @@ _PRUNE_SLACK = 1e-12
 
 def _incumbent(A, k, eigen, rank, random_state):
     """The best of the cheap solvers: (SolverOutput, name of the solver that found it)."""
-    from spca_cli.solvers.registry import REGISTRY
+    from spca_cli.solvers.greedy import greedy
+    from spca_cli.solvers.spannogram import spannogram
+    from spca_cli.solvers.tpower import tpower
 
     found = []
-    available = {"eigen": eigen, "rank": rank, "random_state": random_state}
-    for name in ("tpower", "spannogram", "greedy"):
+    runs = {"tpower": lambda: tpower(A, k, eigen=eigen, random_state=random_state),
+            "spannogram": lambda: spannogram(A, k, eigen=eigen, rank=rank,
+                                             random_state=random_state),
+            "greedy": lambda: greedy(A, k)}
+    for name, run in runs.items():
         if name == "spannogram" and (eigen is None or len(eigen.values) < rank + 1):
             continue
         with warnings.catch_warnings():
             # a spannogram rank it refuses (too many candidates) is simply not a contender
             warnings.simplefilter("ignore", ConvergenceWarning)
             try:
-                out = REGISTRY[name].run(A, k, available)
+                out = with_notes(run)
             except Exception as exc:  # noqa: BLE001 - a refused heuristic is skipped
                 if name == "spannogram" and type(exc).__name__ == "SpcaParameterError":
                     continue

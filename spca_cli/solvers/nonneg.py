@@ -28,8 +28,8 @@ import time
 import warnings
 
 import numpy as np
-from scipy.special import betainc, betaincinv
 
+from spca_cli.epsilon_net import cap_probability, epsilon_for_samples, samples_for_epsilon
 from spca_cli.errors import SpcaParameterError
 from spca_cli.kernels.nonneg import epsnet_samples, exact_vertices, pool_new
 from spca_cli.seeds import random_state_of
@@ -45,40 +45,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_EPSILON = 0.1  # the paper's experiments (Section 7) use d = 3, epsilon = 0.1
 _POOL = 16  # candidates carried from A_d to the refinement on A'
 _MAX_ITER = 200
-
-
-# ---------------------------------------------------------------------- epsilon-net arithmetic
-def cap_probability(epsilon, d):
-    """P(|c^T c*|^2 >= 1 - epsilon) for c uniform on the unit sphere of R^d and any fixed c*.
-
-    c_1^2 ~ Beta(1/2, (d-1)/2), so 1 - c_1^2 ~ Beta((d-1)/2, 1/2) and the probability is the
-    regularised incomplete beta function I_epsilon((d-1)/2, 1/2). For d = 3 it is
-    1 - sqrt(1 - epsilon).
-    """
-    if d <= 1:
-        return 1.0
-    return float(betainc((d - 1) / 2.0, 0.5, epsilon))
-
-
-def samples_for_epsilon(epsilon, d, delta):
-    """Smallest N with (1 - p)^N <= delta, p = :func:`cap_probability` (epsilon, d).
-
-    With N such samples, some sample c has |c^T c*|^2 >= 1 - epsilon with probability at least
-    1 - delta, where c* = V^T x_d / ||V^T x_d|| belongs to the rank-d optimum x_d; the rank-1
-    solver on that c then returns x with x^T A_d x >= (c^T V^T x_d)^2 >= (1 - epsilon) OPT_d.
-    """
-    p = cap_probability(epsilon, d)
-    if p >= 1.0:
-        return 1
-    return max(1, math.ceil(math.log(delta) / math.log1p(-p)))
-
-
-def epsilon_for_samples(samples, d, delta):
-    """The epsilon that ``samples`` random directions reach with probability >= 1 - delta."""
-    if d <= 1:
-        return 0.0
-    p_needed = -math.expm1(math.log(delta) / samples)  # 1 - delta^(1/N)
-    return float(min(1.0, betaincinv((d - 1) / 2.0, 0.5, p_needed)))
 
 
 def exact_candidate_count(m, d):

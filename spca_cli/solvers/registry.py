@@ -19,10 +19,9 @@ import functools
 import math
 import numbers
 import sys
-import warnings
 from dataclasses import dataclass
 
-from spca_cli.errors import ConvergenceWarning, SpcaParameterError
+from spca_cli.errors import SpcaParameterError
 from spca_cli.limits import bipartite_work, nonneg_work
 from spca_cli.solvers._choices import INITS
 
@@ -220,30 +219,20 @@ class SolverSpec:
 
     def run(self, A, k, available, options=None):
         """Call a single-component solver with the common inputs it uses and ``options``; its
-        :class:`ConvergenceWarning` messages become the output's ``notes``."""
+        :class:`~spca_cli.errors.ConvergenceWarning` messages become the output's ``notes``."""
+        from spca_cli.solvers._base import with_notes
+
         options = dict(options or {})
         if self.prepare is not None:
             options = self.prepare(options, A, k, available)
-        return _noting(lambda: self.function(A, k, **self.arguments(available, options)))
+        return with_notes(lambda: self.function(A, k, **self.arguments(available, options)))
 
     def run_joint(self, A, k, n_components, available, options=None):
         """As :meth:`run`, for a joint solver."""
-        return _noting(lambda: self.function(A, k, n_components,
-                                             **self.arguments(available, options or {})))
+        from spca_cli.solvers._base import with_notes
 
-
-def _noting(call):
-    """``call()``, with the ConvergenceWarnings it raised moved into the result's ``notes``
-    (other warnings pass through unchanged)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = call()
-    for w in caught:
-        if issubclass(w.category, ConvergenceWarning):
-            out.notes.append(str(w.message))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return out
+        return with_notes(lambda: self.function(A, k, n_components,
+                                                **self.arguments(available, options or {})))
 
 
 def _tpower_start(options, A, k, available):
