@@ -548,6 +548,26 @@ class RowBound:
     totals: dict = field(default_factory=dict)
 
 
+def _projected_gain(trail):
+    """What the weight iteration can still take off its best value, projected from the last two
+    gains of ``trail`` (best value after each step) as a geometric series: d1 r / (1 - r) with
+    r = d1 / d0 (inf until two gains are known or while gains grow).
+
+    The iteration converges linearly; where a few words without a strong partner keep
+    min_i T_i / w_i far below U (a reducible |A'|), the ratio test below never ends it, and the
+    steps went on at gains of 1e-5 of U each: a warm-started later certificate of the airline
+    tweets took 51-56 steps of 3,191 exact rows, its start already within 6e-4 of where they
+    ended."""
+    if len(trail) < 3:
+        return np.inf
+    d0, d1 = trail[-3] - trail[-2], trail[-2] - trail[-1]
+    if d1 <= 0 and d0 <= 0:
+        return 0.0  # two steps without a gain
+    if d1 >= d0:
+        return np.inf
+    return d1 * d1 / (d0 - d1)
+
+
 def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=None,
                        attained=None):
     """Upper bound OPT = max_{|I| = k} lambda_max(A'_I) <= U(w) for every w > 0.
@@ -580,6 +600,7 @@ def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=No
                     {int(c): np.inf for c in totals})
     slack = 1.0 + _ROUNDING * max(k, 1)
     stalled_at, since = np.inf, 0
+    trail, settled = [], 0  # the best value after each step; steps the projection said "done"
     for it in range(1, int(max_iter) + 1):
         T = diag * w + model.top_sums(w, k - 1)
         ratios = T / w
@@ -595,6 +616,13 @@ def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=No
             break
         if attained is not None and not best.totals and _proven(attained, best.value):
             break
+        trail.append(best.value)
+        if _projected_gain(trail) <= 0.5 * rtol * best.value:
+            settled += 1
+            if settled >= 2:  # twice in a row: what is left to gain is below rtol
+                break
+        else:
+            settled = 0
         if U < stalled_at * (1.0 - _STALL_GAIN):
             stalled_at, since = U, 0
         else:
