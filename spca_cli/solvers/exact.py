@@ -335,9 +335,13 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
     facts = {"bounds": bounds, "exact": bool(finished), "time_limited": stopped == "time limit",
              "info": info}
     if stopped == "budget":
-        # auto's budget is work, not time: say what was proved and how to prove more
+        # auto's budget is work, not time: say what was proved and how to prove more (the
+        # option's name from the registry, where the CLI's options come from)
+        from spca_cli.solvers.registry import solver_spec
+
+        flag = solver_spec("auto").param("budget").flag
         warnings.warn(f"auto: certified {value / bound:.4f} when its proof budget ({budget:g} s "
-                      f"of work) ran out; a longer proof: --budget {4 * budget:g}",
+                      f"of work) ran out; a longer proof: {flag} {4 * budget:g}",
                       ConvergenceWarning, stacklevel=3)
     if not finished and name == "exact":
         warnings.warn(f"exact: not proved optimal ({stopped}); the topic is the best found and "
