@@ -8,14 +8,16 @@ options, their help and the "--samples applies to --solver nonneg or bipartite" 
 in :data:`REGISTRY`. The constraint table plays the role of scikit-learn's
 ``_parameter_constraints``.
 
-The table itself imports nothing heavy: every CLI start reads it for the ``--solver`` choices and
-the solver options' help, while the solver modules load NumPy, SciPy and the numba kernels. A
-solver's function is imported when it is first asked for (:attr:`SolverSpec.function`).
+The table imports no solver module: every CLI start reads it for the ``--solver`` choices and
+the solver options' help, while the solver modules load NumPy, SciPy and the numba kernels. An
+entry names its function by the module that defines it, imported when the function is first
+asked for (:attr:`SolverSpec.function`). So the table sits below the solvers, which may read it
+(auto's note names ``budget``'s option from here).
 """
 
 from __future__ import annotations
 
-import functools
+import importlib
 import math
 import numbers
 import sys
@@ -168,8 +170,11 @@ class SolverSpec:
         The ``--solver`` name.
     function : callable
         ``function(A, k, **inputs, **options)`` for a single-component solver,
-        ``function(A, k, n_components, **inputs, **options)`` for a joint one; the function of
-        the same name in the solver's module, imported on first use.
+        ``function(A, k, n_components, **inputs, **options)`` for a joint one: the function of
+        the same name in ``spca_cli.solvers.<module>``, imported on first use.
+    module : str or None
+        The solver's module in :mod:`spca_cli.solvers` when it is not named after the solver
+        (``auto`` is in ``exact``).
     params : tuple of Param
         Its options; anything else given as an option is an error.
     inputs : frozenset of str
@@ -193,6 +198,7 @@ class SolverSpec:
     """
 
     name: str
+    module: str | None = None
     params: tuple = ()
     inputs: frozenset = frozenset()
     joint: bool = False
@@ -203,7 +209,8 @@ class SolverSpec:
 
     @property
     def function(self):
-        return _functions()[self.name]
+        module = importlib.import_module(f"spca_cli.solvers.{self.module or self.name}")
+        return getattr(module, self.name)
 
     def param(self, name):
         return next((p for p in self.params if p.name == name), None)
@@ -241,21 +248,6 @@ def _tpower_start(options, A, k, available):
         return options
     start = REGISTRY["spannogram"].run(A, k, available)
     return {**options, "warm_start": (start.indices, start.weights)}
-
-
-@functools.cache
-def _functions():
-    """Every solver's function by name, imported on first use."""
-    from spca_cli.solvers.bipartite import bipartite
-    from spca_cli.solvers.exact import auto, exact
-    from spca_cli.solvers.greedy import greedy
-    from spca_cli.solvers.nonneg import nonneg
-    from spca_cli.solvers.spannogram import spannogram
-    from spca_cli.solvers.threshold import threshold
-    from spca_cli.solvers.tpower import tpower
-
-    return {"threshold": threshold, "tpower": tpower, "greedy": greedy, "nonneg": nonneg,
-            "spannogram": spannogram, "exact": exact, "auto": auto, "bipartite": bipartite}
 
 
 def _build():
@@ -297,7 +289,7 @@ def _build():
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d"),
         SolverSpec("exact", inputs=frozenset({"eigen", "rank", "random_state", "time_limit",
                                               "certificate"})),
-        SolverSpec("auto", params=(
+        SolverSpec("auto", module="exact", params=(
             Param("budget", Interval(float, 0), flag="--budget", metavar="SECONDS",
                   help="seconds of branch and bound per topic [default: 3]"),
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit", "certificate"})),
