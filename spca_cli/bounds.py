@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spca_cli.kernels.rowbound import offdiag_top_sums, restrict_prefixes, row_prefixes
+from spca_cli.kernels.rowbound import PREFIX, offdiag_top_sums, restrict_prefixes, row_prefixes
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
@@ -51,6 +51,9 @@ _EXACT_ENTRIES = 1 << 25
 # 1.0); the full budget is used only when the test still asks for it.
 _ESCALATION_ENTRIES = (_EXACT_ENTRIES // 2, _EXACT_ENTRIES)
 _COLUMN_BLOCK = 64  # exact rows formed per block when a model is built
+# Exact entries from which a model sorts its rows' prefixes (RowModel.prefixes), a quarter of a
+# row long at most: below, reading whole rows costs less than sorting them once.
+_PREFIX_ENTRIES = 1 << 20
 
 # Relative slack added to every computed row bound: a sum of k rounded nonnegative terms is
 # within k * 2^-52 of the exact sum, so (1 + 64 k eps) keeps the bound above the real number.
@@ -490,10 +493,12 @@ class RowModel:
     @property
     def prefixes(self):
         """The exact rows' largest entries in order (:func:`~spca_cli.kernels.rowbound.
-        row_prefixes`), made on first use: one pass over the rows, repaid by the weight steps
-        that follow (each row then stops after its first few hundred entries)."""
-        if self._prefixes is None:
-            self._prefixes = row_prefixes(self.CT)
+        row_prefixes`), made on first use for a model of at least :data:`_PREFIX_ENTRIES` exact
+        entries whose rows are much longer than a prefix: a sort of each row, repaid by the
+        weight steps that follow (each row then stops after its first few hundred entries);
+        None below, where reading whole rows costs less than sorting them once."""
+        if self._prefixes is None and self.CT.size >= _PREFIX_ENTRIES:
+            self._prefixes = row_prefixes(self.CT, min(PREFIX, max(64, self.size // 4)))
         return self._prefixes
 
     def restrict(self, keep):
