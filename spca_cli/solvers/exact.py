@@ -56,7 +56,9 @@ WORK_PER_SECOND = 2e8
 # hopeless anyway, and the row bound is the certificate.
 _MAX_DENSE = 8000
 
-# Words beyond which a rung of the ladder does not branch (a node costs O(words^2)).
+# Words beyond which a rung of auto's ladder does not branch (a node costs O(words^2), more
+# than its budget buys). exact, which has no budget, branches over up to _MAX_DENSE words and
+# stops only at its --time-limit or with the proof.
 _MAX_BRANCH = 1000
 
 # The targets LB / ratio that search() tries to prove, in order; 1.0 proves optimality.
@@ -240,9 +242,10 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     and branch and bound over them (pruning at theta) either finds such a support (a better
     topic: LB rises) or proves there is none, so OPT <= theta. High targets screen down to a few
     dozen words and are proved in a fraction of a second; the last rung (theta = LB) proves the
-    incumbent optimal. The ladder stops at the time limit or when a rung leaves more than
-    :data:`_MAX_BRANCH` words; the bound is then the lowest theta proved (or the open nodes'
-    largest bound, or the row bound).
+    incumbent optimal. The ladder stops at the time limit, when a budgeted search (auto) has a
+    rung leave more than :data:`_MAX_BRANCH` words, or when one leaves more than
+    :data:`_MAX_DENSE`; the bound is then the lowest theta proved (or the open nodes' largest
+    bound, or the row bound).
 
     ``certificate`` is the view's :class:`~spca_cli.bounds.RowCertificate` when the caller has
     it (the pipeline computes one for every component). Returns ``(indices, value, bound,
@@ -281,9 +284,10 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
         info["survivors"] = int(survivors.size)
         if survivors.size < k:
             proved, open_bound = True, -np.inf
-        elif survivors.size > _MAX_BRANCH:
+        elif survivors.size > (_MAX_BRANCH if work.left is not None else _MAX_DENSE):
+            most = _MAX_BRANCH if work.left is not None else _MAX_DENSE
             stopped = (f"{survivors.size} words survive screening at {ratio:g} of the best "
-                       f"found, more than the {_MAX_BRANCH} branch and bound takes")
+                       f"found, more than the {most} branch and bound takes")
             # too many words to branch over; their own row bound may still improve the bound:
             # from the root's weights on them, to the certificate's precision
             start = root.weights[np.searchsorted(model.words, survivors.words)]
