@@ -221,29 +221,52 @@ def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest):
 PREFIX = 1024
 
 
-def row_prefixes(CT, length=PREFIX, block=256):
+def row_prefixes(CT, length=PREFIX):
     """``(order, lengths, rest)`` for the exact rows ``CT`` (h, n): each row's ``length`` largest
     entries' positions, largest first (int32), how many of them there are, and an upper bound on
-    the entries after them (the largest; 0 when the prefix is the whole row). Computed a block of
-    rows at a time (the argpartition's int64 positions of a whole 5,000 x 5,000 model would take
-    200 MB)."""
+    the entries after them (the largest; 0 when the prefix is the whole row)."""
     h, n = CT.shape
     length = min(int(length), n)
     order = np.empty((h, length), dtype=np.int32)
     rest = np.zeros(h)
-    for lo in range(0, h, block):
-        rows = np.asarray(CT[lo:lo + block], dtype=np.float64)
-        if length < n:
-            part = np.argpartition(-rows, length, axis=1)
-            rest[lo:lo + rows.shape[0]] = np.take_along_axis(rows, part[:, length:length + 1],
-                                                             axis=1)[:, 0]
-            part = part[:, :length]
-        else:
-            part = np.broadcast_to(np.arange(n), rows.shape)
-        values = np.take_along_axis(rows, part, axis=1)
-        order[lo:lo + rows.shape[0]] = np.take_along_axis(
-            part, np.argsort(-values, axis=1, kind="stable"), axis=1)
+    if h and length:
+        _prefix_rows(CT, order, rest)
     return order, np.full(h, length, dtype=np.int32), rest
+
+
+@njit(cache=True, parallel=True)
+def _prefix_rows(CT, order, rest):
+    """Each row's ``order.shape[1]`` largest entries (a partition for the threshold, then only
+    they sorted), and the largest entry left out."""
+    h, n = CT.shape
+    length = order.shape[1]
+    for p in prange(h):
+        row = CT[p].astype(np.float64)
+        if length < n:
+            cut = np.partition(-row, length - 1)  # cut[length - 1]: the length-th largest
+            threshold = -cut[length - 1]
+            rest[p] = -np.min(cut[length:])
+        else:
+            threshold = -np.inf
+        # the entries above the threshold, then those equal to it until the prefix is full
+        chosen = np.empty(length, dtype=np.int64)
+        count = 0
+        for j in range(n):
+            if row[j] > threshold:
+                chosen[count] = j
+                count += 1
+        for j in range(n):
+            if count == length:
+                break
+            if row[j] == threshold:
+                chosen[count] = j
+                count += 1
+        keys = np.empty(length)
+        for t in range(length):
+            keys[t] = -row[chosen[t]]
+        sort = np.argsort(keys, kind="mergesort")
+        for t in range(length):
+            order[p, t] = chosen[sort[t]]
 
 
 def restrict_prefixes(prefixes, rows, keep):
@@ -252,14 +275,26 @@ def restrict_prefixes(prefixes, rows, keep):
     renumbered, still largest first; the bound on what follows a prefix still holds (fewer
     entries follow it)."""
     order, lengths, rest = prefixes
+    keep = np.ascontiguousarray(keep, dtype=np.bool_)
     new_pos = (np.cumsum(keep) - 1).astype(np.int32)
-    old = order[rows]
-    valid = (np.arange(old.shape[1]) < lengths[rows][:, None]) & keep[old]
-    new_lengths = valid.sum(axis=1).astype(np.int32)
-    # the kept entries of each row moved to its front, in their order (a stable sort of ~valid)
-    moved = np.argsort(~valid, axis=1, kind="stable")
-    new_order = new_pos[np.take_along_axis(old, moved, axis=1)]
-    return np.ascontiguousarray(new_order), new_lengths, rest[rows].copy()
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    new_order = np.empty((rows.size, order.shape[1]), dtype=np.int32)
+    new_lengths = np.empty(rows.size, dtype=np.int32)
+    _restrict_rows(order, lengths, rows, keep, new_pos, new_order, new_lengths)
+    return new_order, new_lengths, rest[rows].copy()
+
+
+@njit(cache=True)
+def _restrict_rows(order, lengths, rows, keep, new_pos, new_order, new_lengths):
+    for q in range(rows.size):
+        p = rows[q]
+        count = 0
+        for t in range(lengths[p]):
+            j = order[p, t]
+            if keep[j]:
+                new_order[q, count] = new_pos[j]
+                count += 1
+        new_lengths[q] = count
 
 
 # Below this many entries read per call a thread team costs more than it saves: with the
