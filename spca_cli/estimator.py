@@ -7,9 +7,6 @@ on a list of texts, a pandas text column, or a document-word matrix with its
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -43,8 +40,11 @@ class SparseTopics(TransformerMixin, BaseEstimator):
     solver_options : dict or None, default=None
         The solver's own parameters (its registry entry lists them).
     ingest : dict or None, default=None
-        For texts: the ingest options of :func:`spca_cli.corpus.load_input` (``min_count``,
-        ``stopwords``, ``weighting``...), as ``spca topics`` takes them.
+        For texts: the reading options of :func:`spca_cli.corpus.read.read_texts`
+        (``min_count``, ``min_length``, ``stopwords``, ``weighting``, ``ngrams``, ``contains``),
+        as ``spca topics`` takes them. Texts are read as ``spca topics`` reads a CSV file's
+        text column (HTML entities decoded, same tokenizer and defaults): the same texts give
+        the same topics.
 
     Attributes
     ----------
@@ -170,16 +170,9 @@ def _texts(X):
 
 
 def _read_texts(texts, ingest):
-    """A Corpus of ``texts`` read exactly as ``spca topics FILE.txt`` reads a text file (one
-    document per line; line breaks inside a text become spaces)."""
-    from spca_cli.corpus import load_input
+    """A Corpus of ``texts`` read exactly as ``spca topics FILE.csv`` reads a CSV text column
+    (:func:`spca_cli.corpus.read.read_texts`: the readers' text normalisation, tokenizer, word
+    filters and weighting; no file written)."""
+    from spca_cli.corpus.read import read_texts
 
-    with tempfile.TemporaryDirectory(prefix="spca-") as folder:
-        path = os.path.join(folder, "texts.txt")
-        with open(path, "w", encoding="utf-8") as fh:
-            for text in texts:
-                fh.write(" ".join(text.splitlines()) + "\n")
-        corpus = load_input(path, format="text", **ingest)
-        corpus.texts = None  # the lines live in the temporary file, gone after this block
-    corpus.path, corpus.paths = "<texts>", ["<texts>"]
-    return corpus
+    return read_texts(texts, **ingest)

@@ -3,6 +3,7 @@ document-word matrix, and the same topics as ``spca topics`` on the same input."
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -85,6 +86,35 @@ def test_the_same_topics_as_spca_topics(solver, tmp_path):
                                [c["explained_variance"] for c in doc["components"]], rtol=1e-12)
     np.testing.assert_allclose(model.upper_bound_,
                                [c["upper_bound"] for c in doc["components"]], rtol=1e-9)
+
+
+def test_the_same_topics_as_spca_topics_on_the_airline_csv(airline_csv):
+    # the texts as a Python user reads them (csv module), the file as the CLI reads it: one text
+    # pipeline, so the HTML entities (&amp;) are decoded in both and 'amp' is no word
+    with open(airline_csv, encoding="utf-8", newline="") as f:
+        texts = [row["text"] for row in csv.DictReader(f)]
+    result = CliRunner().invoke(cli, ["topics", str(airline_csv), "-k", "6", "-c", "3",
+                                      "--solver", "spannogram", "--seed", "7", "--format",
+                                      "json", "--quiet"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    model = spca_cli.SparseTopics(k=6, n_components=3, solver="spannogram",
+                                  random_state=7).fit(texts)
+    assert len(model.feature_names_in_) == doc["input"]["words"] == 5277
+    assert "amp" not in set(model.feature_names_in_)
+    assert model.topic_words() == [c["words"] for c in doc["components"]]
+    np.testing.assert_allclose(model.explained_variance_,
+                               [c["explained_variance"] for c in doc["components"]], rtol=1e-12)
+
+
+def test_texts_are_normalised_as_the_csv_reader_does(tmp_path):
+    texts = ["fish &amp; chips tonight", "fish &amp; chips again &lt;3", "no fish today"]
+    path = tmp_path / "texts.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([["text"], *[[t] for t in texts]])
+    from_file = load_input(str(path))
+    model = spca_cli.SparseTopics(k=1, n_components=1, solver="greedy").fit(texts)
+    assert model.feature_names_in_.tolist() == from_file.vocabulary.tolist() == ["chips", "fish"]
 
 
 def test_fit_on_a_pandas_text_column():

@@ -16,6 +16,7 @@ from spca_cli.corpus._io import check_file, is_gzip, line_ranges
 from spca_cli.corpus.core import Corpus
 from spca_cli.corpus.kinds import FORMATS, WEIGHTINGS, detect_format
 from spca_cli.corpus.matrix_files import read_mtx, read_npy
+from spca_cli.corpus.memory import Texts, iter_memory
 from spca_cli.corpus.scripts import UNSEGMENTED_MAX
 from spca_cli.corpus.sources import open_inputs
 from spca_cli.corpus.stopwords import english_form, resolve_stopwords
@@ -30,14 +31,16 @@ from spca_cli.corpus.tweets import first_fields, iter_csv, iter_jsonl
 from spca_cli.corpus.uci import read_uci
 from spca_cli.errors import Name, SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
 
-__all__ = ["read_corpus", "load_input", "detect_format", "FORMATS", "DEFAULTS"]
+__all__ = ["read_corpus", "read_texts", "load_input", "detect_format", "FORMATS", "DEFAULTS"]
 
 logger = logging.getLogger(__name__)
 
 RAW_KINDS = ("csv", "jsonl", "text")
+#: the kind of texts in memory (:func:`read_texts`): raw text, but no file kind of FORMATS
+MEMORY = "texts"
 #: the time window's parameters as message parts ("since/until"; the CLI: --since/--until)
 _SINCE_UNTIL = (Name("since"), "/", Name("until"))
-_READERS = {"csv": iter_csv, "jsonl": iter_jsonl, "text": iter_text}
+_READERS = {"csv": iter_csv, "jsonl": iter_jsonl, "text": iter_text, MEMORY: iter_memory}
 
 # Raw text follows the 2013 paper; a UCI or MatrixMarket corpus is already tokenised and
 # filtered by whoever published it, so it is kept as is (KOS: 3,430 x 6,906, 353,160 nonzeros).
@@ -247,25 +250,58 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
     return corpus
 
 
+#: the options of :func:`read_corpus` that texts in memory take (no times, columns or files)
+TEXTS_OPTIONS = ("contains", "min_count", "min_length", "stopwords", "weighting", "ngrams")
+
+
+def read_texts(texts, *, name="<texts>", **options):
+    """A :class:`Corpus` of texts in memory, one document per str, read exactly as
+    :func:`read_corpus` reads a CSV file's text column: each text normalised as the CSV and
+    JSON readers do (:func:`~spca_cli.corpus.tweets.normalize_text`), then the same tokenizer,
+    word filters, weighting and raw-text defaults. No file is written; messages name the texts
+    ``name``.
+
+    Parameters
+    ----------
+    texts : sequence of str
+    name : str, default="<texts>"
+    **options
+        ``contains``, ``min_count``, ``min_length``, ``stopwords``, ``weighting``, ``ngrams``
+        (:data:`TEXTS_OPTIONS`), as :func:`read_corpus` takes them.
+    """
+    other = [k for k in options if k not in TEXTS_OPTIONS]
+    if other:
+        raise SpcaParameterError([*_names(sorted(other)), " cannot apply to texts in memory "
+                                  f"(they take {', '.join(TEXTS_OPTIONS)})"])
+    given = {k: options.get(k) for k in TEXTS_OPTIONS}
+    corpus = _read_corpus([Texts(texts, name)], name=name, format=MEMORY, vocab=None,
+                          text_column=None, time_column=None, since=None, until=None,
+                          lang=(), titles=None, progress=None,
+                          **{**given, "contains": given["contains"] or ()})
+    corpus.paths = [name]
+    return corpus
+
+
 def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since, until,
                  contains, min_count, min_length, stopwords, weighting, lang, ngrams, titles,
                  progress):
-    """:func:`read_corpus` on resolved files; ``name`` (the inputs as given) names the corpus
-    in its messages."""
-    kind = _kinds(paths, format)
-    if kind not in FORMATS:  # a saved corpus (.npz), a matrix (.mtx) or a dense matrix (.npy)
+    """:func:`read_corpus` on resolved files, or on one :class:`Texts` (:func:`read_texts`);
+    ``name`` (the inputs as given) names the corpus in its messages."""
+    kind = MEMORY if isinstance(paths[0], Texts) else _kinds(paths, format)
+    # a saved corpus (.npz), a matrix (.mtx) or a dense matrix (.npy)
+    if kind not in (*FORMATS, MEMORY):
         raise SpcaInputError(paths[0], f"is a {kind} file, not text or a UCI corpus to read: "
                                        "load it with spca_cli.load_input")
     contains = tuple(contains or ())
     lang = tuple(lang or ())
     lo, hi = _time_window(since, until)
-    raw = kind in RAW_KINDS
+    raw = kind in (*RAW_KINDS, MEMORY)
     settings = _resolve(dict(min_count=min_count, min_length=min_length, stopwords=stopwords,
                              weighting=weighting), "raw" if raw else "tokenised")
     read_stopwords(settings["stopwords"])  # a missing stop word file is reported before reading
     ngram_range = parse_ngram_range(ngrams or (1, 1))
-    options = {"format": kind, "inputs": paths, "vocab": vocab, "since": _iso(since),
-               "until": _iso(until), "contains": list(contains), **settings}
+    options = {"format": kind, "inputs": list(map(str, paths)), "vocab": vocab,
+               "since": _iso(since), "until": _iso(until), "contains": list(contains), **settings}
     check_raw_options(name, kind, text_column, time_column, lang)
     if lang:
         options["lang"] = list(lang)
@@ -603,7 +639,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
                 file_meta = {"text_column": text_column or "text", "time_column": plan[1][1]}
         if pieces is None:
             kwargs = dict(progress=progress, meta=file_meta)
-            if kind != "text":
+            if kind in ("csv", "jsonl"):
                 kwargs.update(text_column=text_column, time_column=time_column,
                               languages=languages)
             builder = VocabularyBuilder()

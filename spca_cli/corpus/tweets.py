@@ -25,8 +25,8 @@ from spca_cli.corpus.texts import ID_COLUMNS, JSON_ID_KEYS
 from spca_cli.corpus.times import TimeFormatError, TimeRangeError, parse_timestamps
 from spca_cli.errors import Name, SpcaInputError
 
-__all__ = ["iter_csv", "iter_jsonl", "first_fields", "language_matcher", "TIME_COLUMNS",
-           "LANGUAGE_COLUMNS", "CHUNK_DOCUMENTS"]
+__all__ = ["iter_csv", "iter_jsonl", "first_fields", "language_matcher", "normalize_text",
+           "TIME_COLUMNS", "LANGUAGE_COLUMNS", "CHUNK_DOCUMENTS"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,13 @@ TEXT_KEYS = ("full_text", "text")  # JSON: the untruncated text first
 CHUNK_DOCUMENTS = 50_000
 # --lang reads the first of these columns a CSV file has; in JSON, Twitter's field "lang"
 LANGUAGE_COLUMNS = ("lang", "language")
+
+
+def normalize_text(text):
+    """A text as the CSV and JSON readers pass it to the tokenizer: HTML entities unescaped
+    (``&amp;`` -> ``&``). The one per-text step of raw text before tokenising, shared with the
+    texts given from Python (:func:`spca_cli.corpus.read.read_texts`)."""
+    return unescape(text)
 
 
 def language_matcher(languages):
@@ -144,7 +151,7 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
                     if li is not None and not matches(row[li]):
                         last = reader.line_num
                         continue
-                    texts.append(unescape(row[ti]))
+                    texts.append(normalize_text(row[ti]))
                     if ii is not None:
                         ids.append(row[ii])
                     if di is not None:
@@ -328,7 +335,7 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
                                   time_name if use_times else None)
         texts, stamps, stamp_lines, n_skipped, ids = fields
         skipped += n_skipped
-        texts = list(map(unescape, texts))
+        texts = list(map(normalize_text, texts))
         if stamp_lines is None:
             stamp_lines = numbers
         if not texts:
