@@ -88,13 +88,20 @@ def test_exact_rows_come_in_two_steps_and_stay_upper_bounds(monkeypatch):
         return original(model, k, **kwargs)
 
     monkeypatch.setattr(bounds_module, "EXACT_ROWS", 2)
-    monkeypatch.setattr(bounds_module, "_EXACT_ENTRIES", 14 * 14)
-    monkeypatch.setattr(bounds_module, "_ESCALATION_ENTRIES", (14 * 7, 14 * 14))
+    # a budget just short of every row (14 x 14): the rows come in two steps
+    monkeypatch.setattr(bounds_module, "_EXACT_ENTRIES", 14 * 13)
+    monkeypatch.setattr(bounds_module, "_ESCALATION_ENTRIES", (14 * 7, 14 * 13))
     monkeypatch.setattr(bounds_module, "weighted_row_bound", recorded)
     k = 3
     certificate = row_certificate(A, k)
     assert sizes[0] == 2
-    assert sizes[1:] in ([7], [7, 14])  # half the entries first, all of them only if still asked
+    assert sizes[1:] in ([7], [7, 13])  # half the entries first, all of them only if still asked
+    assert certificate.bound.value >= _brute(A, k) * (1 - 1e-12)
+    # a budget that holds every row: they come at once
+    sizes.clear()
+    monkeypatch.setattr(bounds_module, "_EXACT_ENTRIES", 14 * 14)
+    certificate = row_certificate(A, k)
+    assert sizes == [2, 14]
     assert certificate.bound.value >= _brute(A, k) * (1 - 1e-12)
 
 
