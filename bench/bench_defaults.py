@@ -36,11 +36,11 @@ def corpora():
 
     found, missing = {}, {}
     try:
-        found["airline tweets"] = (local("airline")[0], "csv")
+        found["airline tweets"] = (str(local("airline")[0]), "csv")
     except DatasetError as exc:
         missing["airline tweets"] = str(exc)
     try:
-        found["KOS"] = (local("kos")[0], "uci")
+        found["KOS"] = (str(local("kos")[0]), "uci")
     except DatasetError as exc:
         missing["KOS"] = str(exc)
     found["KOS sample"] = (SAMPLE, "uci")
