@@ -56,11 +56,17 @@ NYT = dict(kind="uci", words=100_000, words_per_document=248, exponent=1.0, offs
 # the spectra after the Zipf head hold a cluster of near-equal eigenvalues (bench_targets)
 CLUSTERED = dict(kind="jsonl", words=50_000, words_per_document=15, topics=20, topic_rate=0.6,
                  seed=1)
+# the third tweet generator, shaped unlike both: a long Zipf tail (200,000 words, exponent 1),
+# 12 topics of unequal strength (topic t in proportion to 1/t) and 30% reposts of earlier tweets
+DUPES = dict(kind="jsonl", words=200_000, words_per_document=15, exponent=1.0, topics=12,
+             topic_skew=1.0, topic_rate=0.4, duplicates=0.3, seed=2)
 SIZES = {
     "tweets-100k": dict(TWEETS, documents=100_000),
     "tweets-1M": dict(TWEETS, documents=1_000_000),
     "clustered-200k": dict(CLUSTERED, documents=200_000),
     "clustered-1M": dict(CLUSTERED, documents=1_000_000),
+    "dupes-200k": dict(DUPES, documents=200_000),
+    "dupes-1M": dict(DUPES, documents=1_000_000),
     "uci-30k": dict(NYT, documents=30_000),
     "uci-nyt": dict(NYT, documents=300_000),
 }

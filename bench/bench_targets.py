@@ -33,7 +33,7 @@ import time
 from bench.bench_scale import _peak_mb, _spawn, corpus_file
 
 K, COMPONENTS, RANK = 10, 5, 2
-DEFAULT = ["tweets-1M", "clustered-1M"]
+DEFAULT = ["tweets-1M", "clustered-1M", "dupes-1M"]
 E2E_TARGET, TOPICS_TARGET, PRODUCTS_TARGET, MEMORY_TARGET_MB = 0.8, 0.25, 100, 1500
 # End to end and the scikit-learn ingest are each run this many times, alternating, and the
 # best of each is compared (as timeit does): the host's slow spells moved one process by up to

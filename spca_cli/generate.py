@@ -378,7 +378,7 @@ class _Plan:
     """The seeded random choices shared by both file kinds, drawn one chunk at a time."""
 
     def __init__(self, documents, words, words_per_document, topics, topic_words, topic_rate,
-                 exponent, seed, offset=0.0, topic_repeat=0.0):
+                 exponent, seed, offset=0.0, topic_repeat=0.0, topic_skew=0.0, duplicates=0.0):
         self.documents = check_int("documents", documents, 1)
         self.words = check_int("words", words, 2)
         self.words_per_document = check_int("words_per_document", words_per_document, 1)
@@ -388,6 +388,8 @@ class _Plan:
         exponent = check_float("exponent", exponent, 0.0)
         offset = check_float("offset", offset, 0.0)
         self.topic_repeat = check_float("topic_repeat", topic_repeat, 0.0)
+        self.topic_skew = check_float("topic_skew", topic_skew, 0.0)
+        self.duplicates = check_float("duplicates", duplicates, 0.0, 1.0)
         seed = check_int("seed", seed, 0)
         n_topic = self.topics * self.topic_words
         if n_topic >= self.words:
@@ -422,7 +424,11 @@ class _Plan:
         bg_doc = np.repeat(np.arange(n), lengths)
         if self.topics:
             about = rng.random(n) < self.topic_rate
-            which = rng.integers(0, self.topics, size=n)
+            if self.topic_skew > 0:  # topic t in proportion to t^-skew: a few strong, many weak
+                shares = np.arange(1, self.topics + 1, dtype=np.float64) ** -self.topic_skew
+                which = rng.choice(self.topics, size=n, p=shares / shares.sum())
+            else:
+                which = rng.integers(0, self.topics, size=n)
             present = rng.random((n, self.topic_words)) < 0.8
             present &= about[:, None]
             t_doc, t_j = np.nonzero(present)  # row-major: grouped by document
@@ -433,8 +439,29 @@ class _Plan:
             doc = np.concatenate([bg_doc, t_doc])
             tok = np.concatenate([bg, t_tok])
             order = np.argsort(doc, kind="stable")
-            return doc[order], tok[order]
-        return bg_doc, bg
+            return self._copies(n, doc[order], tok[order])
+        return self._copies(n, bg_doc, bg)
+
+    def _copies(self, n, doc, tok):
+        """With ``duplicates`` > 0, that share of the documents repeat the words of an earlier
+        one of the chunk (a repost: its @mention, URL and time are drawn afresh)."""
+        if self.duplicates <= 0 or n < 2:
+            return doc, tok
+        rng = self.rng
+        source = np.arange(n)
+        copied = np.flatnonzero(rng.random(n) < self.duplicates)
+        copied = copied[copied > 0]
+        earlier = (rng.random(copied.size) * copied).astype(np.int64)
+        for d, e in zip(copied.tolist(), earlier.tolist()):
+            source[d] = source[e]
+        counts = np.bincount(doc, minlength=n)
+        starts = np.cumsum(counts) - counts
+        lengths = counts[source]
+        new_doc = np.repeat(np.arange(n), lengths)
+        offsets = np.cumsum(lengths) - lengths
+        index = np.arange(lengths.sum()) - np.repeat(offsets, lengths) \
+            + np.repeat(starts[source], lengths)
+        return new_doc, tok[index]
 
 
 def _pool(pieces):
@@ -565,7 +592,8 @@ def _write_uci(f, plan, chunk, word_id):
 
 def write_corpus(path, kind="jsonl", *, documents, words, words_per_document=15, topics=5,
                  topic_words=10, topic_rate=0.3, exponent=1.1, offset=0.0, topic_repeat=0.0,
-                 days=7, start="2015-02-17", seed=0, chunk_documents=None):
+                 topic_skew=0.0, duplicates=0.0, days=7, start="2015-02-17", seed=0,
+                 chunk_documents=None):
     """Write a seeded synthetic corpus with planted topics to disk, a chunk of documents at a
     time (memory holds one chunk, never the whole text).
 
@@ -595,6 +623,11 @@ def write_corpus(path, kind="jsonl", *, documents, words, words_per_document=15,
         Mean background tokens per document (Poisson, at least 1). In a UCI file repeated
         tokens become counts, so its nonzeros per document are fewer.
     topics, topic_words, topic_rate, exponent, offset, topic_repeat : see above.
+    topic_skew : float, default=0.0
+        Topic t is chosen in proportion to t^-topic_skew (0: all equally often).
+    duplicates : float in [0, 1), default=0.0
+        The share of documents that repeat the words of an earlier document of their chunk
+        (reposts; a tweet's @mention, URL and time are drawn afresh, as a retweet's would be).
     days : int, default=7
     start : str, default='2015-02-17'
     seed : int, default=0
@@ -623,7 +656,8 @@ def write_corpus(path, kind="jsonl", *, documents, words, words_per_document=15,
     except ValueError:
         raise SpcaParameterError(f"start must be YYYY-MM-DD, got {start!r}") from None
     plan = _Plan(documents, words, words_per_document, topics, topic_words, topic_rate,
-                 exponent, seed, offset=offset, topic_repeat=topic_repeat)
+                 exponent, seed, offset=offset, topic_repeat=topic_repeat, topic_skew=topic_skew,
+                 duplicates=duplicates)
     chunk = check_int("chunk_documents", chunk_documents or (50_000 if kind == "jsonl"
                                                              else 10_000), 1)
     path = str(path)

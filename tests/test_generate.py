@@ -159,3 +159,28 @@ def test_parallel_plain_text(tmp_path, parallel, monkeypatch):
     assert fast.S.shape == slow.S.shape == (5000, slow.S.shape[1])
     assert (fast.S != slow.S).nnz == 0 and np.array_equal(fast.vocabulary, slow.vocabulary)
     assert fast.texts == slow.texts and fast.texts[1] == "alpha beta1 gamma1"
+
+
+def test_reposts_and_unequal_topics_of_the_third_tweet_generator(tmp_path):
+    """duplicates: a share of the tweets repeat an earlier tweet's words (with another @mention
+    or URL); topic_skew: topic 1 far more often than topic 12; both off, the same bytes."""
+    import collections
+    import json
+    import re
+
+    from spca_cli.generate import write_corpus
+
+    plain = write_corpus(tmp_path / "a.jsonl", documents=3000, words=3000, topics=12, seed=2)
+    again = write_corpus(tmp_path / "b.jsonl", documents=3000, words=3000, topics=12, seed=2,
+                         topic_skew=0.0, duplicates=0.0)
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert plain.bytes == again.bytes
+    out = write_corpus(tmp_path / "c.jsonl", documents=3000, words=3000, topics=12, seed=2,
+                       topic_skew=1.0, duplicates=0.3, topic_rate=0.6)
+    texts = [json.loads(line)["text"] for line in open(out.path, encoding="utf-8")]
+    words = [tuple(w.lstrip("#") for w in re.sub(r"@\S+|http\S+|&amp;", "", t).split())
+             for t in texts]
+    repeated = sum(c - 1 for c in collections.Counter(words).values())
+    assert 0.2 * len(texts) < repeated < 0.4 * len(texts)
+    topics = collections.Counter(w.split("_")[0] for t in words for w in t if "_word" in w)
+    assert topics["topic1"] > 5 * topics["topic12"]
