@@ -1,8 +1,9 @@
 """``SparseTopics``: the topics pipeline as a scikit-learn style estimator.
 
 It runs exactly what ``spca topics`` runs (:func:`spca_cli.topics.run_topics`, same defaults),
-on a list of texts, a pandas text column, or a document-word matrix with its
-``feature_names``, and keeps the answer in scikit-learn's fitted attributes.
+on a list of texts, a pandas text column, or a document-word matrix (sparse or dense, e.g. a
+``CountVectorizer``'s output) with its words, and keeps the answer in scikit-learn's fitted
+attributes.
 """
 
 from __future__ import annotations
@@ -10,6 +11,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data
+except ImportError:  # scikit-learn 1.4 and 1.5: the estimator's method
+    def _validate_data(estimator, X, **kwargs):
+        return estimator._validate_data(X, **kwargs)
 
 from spca_cli.corpus.core import Corpus
 from spca_cli.documents import topic_scores
@@ -39,6 +46,13 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         Seconds per component.
     solver_options : dict or None, default=None
         The solver's own parameters (its registry entry lists them).
+    feature_names : array-like of str or None, default=None
+        For a matrix X: the word of each column (a vectorizer's ``get_feature_names_out()``).
+        ``fit(X, feature_names=...)`` gives them for one fit; a pandas DataFrame's column names
+        serve when neither is given. Without names the words are ``word0``, ``word1``...
+        In a :class:`~sklearn.pipeline.Pipeline` after a vectorizer, which fits the vectorizer
+        first and passes only the matrix on, ask for the words after fitting:
+        ``pipe[-1].topic_words(pipe[:-1])``.
     ingest : dict or None, default=None
         For texts: the reading options of :func:`spca_cli.corpus.read.read_texts`
         (``min_count``, ``min_length``, ``stopwords``, ``weighting``, ``ngrams``, ``contains``),
@@ -55,7 +69,13 @@ class SparseTopics(TransformerMixin, BaseEstimator):
     upper_bound_ : ndarray of shape (n_components,)
         Certified upper bound on each component's problem (SPEC.md).
     certified_ratio_ : ndarray of shape (n_components,)
+    words_ : ndarray of str, shape (n_words,)
+        The word of each column of ``components_``: the vocabulary read from the texts, or a
+        matrix's ``feature_names``.
+    n_features_in_ : int
+        Columns of the document-word matrix (of X, or built from the texts): n_words.
     feature_names_in_ : ndarray of str, shape (n_words,)
+        Defined only when X was a DataFrame with str column names (scikit-learn's rule).
     result_ : TopicsResult
         Everything the run reported (bounds' sources, notes, timings).
 
@@ -66,12 +86,21 @@ class SparseTopics(TransformerMixin, BaseEstimator):
     >>> model = SparseTopics(k=2, n_components=2, ingest={"min_count": 1}).fit(texts)
     >>> model.components_.shape, int((model.components_ != 0).sum(axis=1).max())
     ((2, 10), 2)
+
+    In a Pipeline after a vectorizer, the words come from the vectorizer once both are fitted:
+
+    >>> from sklearn.feature_extraction.text import CountVectorizer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> pipe = make_pipeline(CountVectorizer(stop_words="english"),
+    ...                      SparseTopics(k=2, n_components=2)).fit(texts)
+    >>> pipe[-1].topic_words(pipe[:-1])
+    [['cat', 'dog'], ['fell', 'monday']]
     """
 
     def __init__(self, k=DEFAULTS["k"], n_components=DEFAULTS["n_components"],
                  solver=DEFAULTS["solver"], rank=DEFAULTS["rank"],
                  deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
-                 time_limit=None, solver_options=None, ingest=None):
+                 time_limit=None, solver_options=None, feature_names=None, ingest=None):
         self.k = k
         self.n_components = n_components
         self.solver = solver
@@ -80,47 +109,56 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.time_limit = time_limit
         self.solver_options = solver_options
+        self.feature_names = feature_names
         self.ingest = ingest
 
     # ------------------------------------------------------------------ input
     def _corpus(self, X, feature_names):
-        if sp.issparse(X):
-            if feature_names is None:
-                feature_names = [f"word{j}" for j in range(X.shape[1])]
-            names = np.asarray(feature_names, dtype=object)
-            if names.shape != (X.shape[1],):
-                raise SpcaParameterError(f"feature_names must have one name per column of X "
-                                         f"({X.shape[1]}), got {names.size}")
-            if self.ingest:
-                raise SpcaParameterError("ingest applies to texts, not to a matrix")
-            return Corpus(S=sp.csr_array(X, dtype=np.float64), vocabulary=names, kind="matrix",
-                          path="<matrix>", paths=["<matrix>"])
-        if feature_names is not None:
-            raise SpcaParameterError("feature_names applies to a sparse matrix X, not to texts")
-        texts = _texts(X)
-        return _read_texts(texts, dict(self.ingest or {}))
+        texts = _as_texts(X)
+        if texts is not None:
+            if feature_names is not None or self.feature_names is not None:
+                raise SpcaParameterError("feature_names applies to a matrix X, not to texts "
+                                         "(their words are read from them)")
+            for name in ("feature_names_in_", "n_features_in_"):  # from a previous fit
+                if hasattr(self, name):
+                    delattr(self, name)
+            corpus = _read_texts(texts, dict(self.ingest or {}))
+            self.n_features_in_ = corpus.S.shape[1]
+            return corpus
+        if self.ingest:
+            raise SpcaParameterError("ingest applies to texts, not to a matrix")
+        S = _validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
+                           reset=True)
+        names = _names(feature_names if feature_names is not None else self.feature_names,
+                       S.shape[1])
+        if names is None:
+            names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = np.asarray([f"word{j}" for j in range(S.shape[1])], dtype=object)
+        return Corpus(S=sp.csr_array(S), vocabulary=names, kind="matrix", path="<matrix>",
+                      paths=["<matrix>"])
 
     def _vectorize(self, X):
         """S for ``X`` over the fitted vocabulary (texts are tokenised as in fit)."""
-        if sp.issparse(X):
-            if X.shape[1] != len(self.feature_names_in_):
-                raise SpcaParameterError(f"X has {X.shape[1]} columns; the model was fitted on "
-                                         f"{len(self.feature_names_in_)} words")
-            return sp.csr_array(X, dtype=np.float64)
-        corpus = _read_texts(_texts(X), {**(self.ingest or {}), "min_count": 1})
-        index = {w: j for j, w in enumerate(self.feature_names_in_)}
+        texts = _as_texts(X)
+        if texts is None:
+            return sp.csr_array(_validate_data(self, X, accept_sparse=("csr", "csc", "coo"),
+                                               dtype=np.float64, reset=False))
+        corpus = _read_texts(texts, {**(self.ingest or {}), "min_count": 1})
+        index = {w: j for j, w in enumerate(self.words_)}
         keep = [(j, index[w]) for j, w in enumerate(corpus.vocabulary) if w in index]
         S = corpus.S.tocsc()
         cols = np.array([a for a, _ in keep], dtype=np.int64)
         target = np.array([b for _, b in keep], dtype=np.int64)
         P = sp.csr_array((np.ones(len(keep)), (cols, target)),
-                         shape=(S.shape[1], len(self.feature_names_in_)))
+                         shape=(S.shape[1], len(self.words_)))
         return sp.csr_array(S @ P)
 
     # ------------------------------------------------------------------ estimator
     def fit(self, X, y=None, feature_names=None):
-        """Find the topics of ``X``: a list of texts, a pandas text column, or a sparse
-        document-word matrix (documents x words) with ``feature_names``."""
+        """Find the topics of ``X``: a list of texts, a pandas text column, or a
+        document-word matrix (documents x words; sparse, dense or a DataFrame) whose words are
+        ``feature_names`` (this fit's, else the parameter's, else a DataFrame's columns)."""
         corpus = self._corpus(X, feature_names)
         self.result_ = run_topics(corpus, solver=self.solver, k=self.k,
                                   n_components=self.n_components, rank=self.rank,
@@ -128,8 +166,7 @@ class SparseTopics(TransformerMixin, BaseEstimator):
                                   time_limit=self.time_limit,
                                   solver_options=self.solver_options)
         n_words = corpus.S.shape[1]
-        self.feature_names_in_ = np.asarray(corpus.vocabulary, dtype=object)
-        self.n_features_in_ = n_words
+        self.words_ = np.asarray(corpus.vocabulary, dtype=object)
         topics = self.result_.components
         self.components_ = np.zeros((len(topics), n_words))
         for row, topic in zip(self.components_, topics):
@@ -150,23 +187,62 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         """One name per component: ``topic0`` ... (scikit-learn's convention for outputs)."""
         return np.asarray([f"topic{i}" for i in range(len(self.components_))], dtype=object)
 
-    def topic_words(self):
-        """The words of each topic, by decreasing |weight|."""
-        return [list(t.words) for t in self.result_.components]
+    def topic_words(self, feature_names=None):
+        """The words of each topic, by decreasing |weight|.
+
+        Parameters
+        ----------
+        feature_names : array-like of str, or a fitted transformer, optional
+            The words of the matrix's columns, when fit did not have them: an array of
+            ``n_features_in_`` names, or the fitted vectorizer (anything with
+            ``get_feature_names_out``), e.g. ``pipe[:-1]`` in a Pipeline. Default:
+            :attr:`words_`.
+        """
+        if feature_names is None:
+            return [list(t.words) for t in self.result_.components]
+        if hasattr(feature_names, "get_feature_names_out"):
+            feature_names = feature_names.get_feature_names_out()
+        names = _names(feature_names, len(self.words_))
+        return [names[t.indices].tolist() for t in self.result_.components]
 
 
-def _texts(X):
-    """A list of str from a list/tuple/array of str or a pandas Series (without importing
-    pandas: anything with ``tolist``)."""
-    items = X.tolist() if hasattr(X, "tolist") else X
-    if isinstance(items, str) or not isinstance(items, (list, tuple)):
-        raise SpcaParameterError("X must be a list of texts, a pandas text column or a sparse "
-                                 f"document-word matrix, got {type(X).__name__}")
-    if not all(isinstance(t, str) for t in items):
-        raise SpcaParameterError("X must hold only str texts")
-    if not items:
-        raise SpcaParameterError("X holds no texts")
-    return items
+def _as_texts(X):
+    """The texts of ``X`` as a list of str when X is one-dimensional and holds str (a list, a
+    tuple, a 1-D array or a pandas Series: anything with ``tolist``), else None (a matrix)."""
+    if isinstance(X, str):
+        raise SpcaParameterError("X must be a list of texts, a pandas text column or a "
+                                 "document-word matrix, got one str")
+    if sp.issparse(X):
+        return None
+    ndim = getattr(X, "ndim", None)
+    if ndim is not None:
+        if ndim != 1:
+            return None
+        items = X.tolist()
+    elif isinstance(X, (list, tuple)):
+        items = X
+    else:
+        return None
+    if not any(isinstance(t, str) for t in items):
+        if not len(items):
+            raise SpcaParameterError("X holds no texts")
+        return None  # numbers: a one-row matrix, which the matrix checks refuse
+    for i, t in enumerate(items):
+        if not isinstance(t, str):
+            raise SpcaParameterError(f"X must hold only str texts; X[{i}] is "
+                                     f"{type(t).__name__} {t!r} (a missing text? give '')")
+    return list(items)
+
+
+def _names(feature_names, n_words):
+    """``feature_names`` as an ndarray of str, checked to be one per column, or None."""
+    if feature_names is None:
+        return None
+    names = np.asarray(feature_names, dtype=object)
+    if names.shape != (n_words,):
+        raise SpcaParameterError(f"feature_names must have one name per column of X "
+                                 f"({n_words}), got {names.size}")
+    return names
 
 
 def _read_texts(texts, ingest):

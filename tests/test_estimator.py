@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from sklearn.base import clone
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.pipeline import Pipeline
 
 import spca_cli
 from spca_cli.cli import cli
@@ -47,7 +49,7 @@ def test_clone_and_set_params():
 def test_fit_on_texts_shapes_transform_and_exact_k():
     texts = lines()
     model = spca_cli.SparseTopics(k=3, n_components=2, solver="tpower").fit(texts)
-    n_words = len(model.feature_names_in_)
+    n_words = len(model.words_)
     assert model.components_.shape == (2, n_words)
     assert ((model.components_ != 0).sum(axis=1) == 3).all()
     np.testing.assert_allclose(np.linalg.norm(model.components_, axis=1), 1.0)
@@ -100,8 +102,8 @@ def test_the_same_topics_as_spca_topics_on_the_airline_csv(airline_csv):
     doc = json.loads(result.output)
     model = spca_cli.SparseTopics(k=6, n_components=3, solver="spannogram",
                                   random_state=7).fit(texts)
-    assert len(model.feature_names_in_) == doc["input"]["words"] == 5277
-    assert "amp" not in set(model.feature_names_in_)
+    assert len(model.words_) == doc["input"]["words"] == 5277
+    assert "amp" not in set(model.words_)
     assert model.topic_words() == [c["words"] for c in doc["components"]]
     np.testing.assert_allclose(model.explained_variance_,
                                [c["explained_variance"] for c in doc["components"]], rtol=1e-12)
@@ -114,7 +116,55 @@ def test_texts_are_normalised_as_the_csv_reader_does(tmp_path):
         csv.writer(f).writerows([["text"], *[[t] for t in texts]])
     from_file = load_input(str(path))
     model = spca_cli.SparseTopics(k=1, n_components=1, solver="greedy").fit(texts)
-    assert model.feature_names_in_.tolist() == from_file.vocabulary.tolist() == ["chips", "fish"]
+    assert model.words_.tolist() == from_file.vocabulary.tolist() == ["chips", "fish"]
+
+
+def test_a_pipeline_after_count_vectorizer_names_the_topics_words():
+    texts = lines()
+    pipe = Pipeline([("vec", CountVectorizer(min_df=2)),
+                     ("spca", spca_cli.SparseTopics(k=4, n_components=2, solver="spannogram"))])
+    scores = pipe.fit(texts).transform(texts)
+    assert scores.shape == (len(texts), 2)
+    vocabulary = pipe["vec"].get_feature_names_out()
+    words = pipe["spca"].topic_words(pipe[:-1])  # the fitted vectorizer names the columns
+    assert words == pipe["spca"].topic_words(vocabulary)
+    assert all(len(topic) == 4 and set(topic) <= set(vocabulary) for topic in words)
+    assert not any(w.startswith("word") and w[4:].isdigit() for topic in words for w in topic)
+    # the same topics as the matrix with its words given to fit
+    S = CountVectorizer(min_df=2).fit_transform(texts)
+    direct = spca_cli.SparseTopics(k=4, n_components=2, solver="spannogram")
+    assert direct.fit(S, feature_names=vocabulary).topic_words() == words
+    # a fixed vocabulary is known before fitting: the parameter names the words at once
+    fixed = Pipeline([("vec", CountVectorizer(vocabulary=vocabulary)),
+                      ("spca", spca_cli.SparseTopics(k=4, n_components=2, solver="spannogram",
+                                                     feature_names=vocabulary))])
+    assert fixed.fit(texts)["spca"].topic_words() == words
+    assert clone(fixed).fit(texts)["spca"].topic_words() == words
+    with pytest.raises(SpcaParameterError, match="one name per column of X"):
+        pipe["spca"].topic_words(vocabulary[:-1])
+
+
+def test_a_dataframe_names_its_columns_and_feature_names_wins():
+    import pandas as pd
+    corpus = load_input(str(KOS))
+    S = corpus.S[:, :300].toarray()
+    names = corpus.vocabulary[:300]
+    frame = pd.DataFrame(S, columns=names)
+    model = spca_cli.SparseTopics(k=3, n_components=1, solver="greedy").fit(frame)
+    assert model.feature_names_in_.tolist() == model.words_.tolist() == names.tolist()
+    assert set(model.topic_words()[0]) <= set(names)
+    assert model.transform(frame).shape == (S.shape[0], 1)
+    upper = [w.upper() for w in names]
+    model.fit(frame, feature_names=upper)  # this fit's words over the columns' names
+    assert model.topic_words()[0] == [w.upper() for w in
+                                      spca_cli.SparseTopics(k=3, n_components=1,
+                                                            solver="greedy").fit(frame)
+                                      .topic_words()[0]]
+    unnamed = spca_cli.SparseTopics(k=3, n_components=1, solver="greedy").fit(S)
+    assert not hasattr(unnamed, "feature_names_in_")
+    assert all(w.startswith("word") for w in unnamed.topic_words()[0])
+    with pytest.raises(SpcaParameterError, match="feature_names applies to a matrix"):
+        spca_cli.SparseTopics(feature_names=["a"]).fit(lines())
 
 
 def test_fit_on_a_pandas_text_column():
