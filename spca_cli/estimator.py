@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -20,7 +21,8 @@ except ImportError:  # scikit-learn 1.4 and 1.5: the estimator's method
 
 from spca_cli.corpus.core import Corpus
 from spca_cli.documents import topic_scores
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.params import FitError
 from spca_cli.topics import DEFAULTS, run_topics
 
 __all__ = ["SparseTopics"]
@@ -79,6 +81,14 @@ class SparseTopics(TransformerMixin, BaseEstimator):
     result_ : TopicsResult
         Everything the run reported (bounds' sources, notes, timings).
 
+    Notes
+    -----
+    Unfitted, ``transform``, ``topic_words`` and ``get_feature_names_out`` raise scikit-learn's
+    ``NotFittedError``. Its tags say it takes sparse matrices and texts (str). It passes
+    ``sklearn.utils.estimator_checks.check_estimator`` with ``k=1, n_components=1``: the checks
+    fit matrices of 1 to 10 columns, fewer than the k * n_components words of disjoint topics
+    at the defaults, which fit refuses (a ``FitError`` naming k and X's n_features).
+
     Examples
     --------
     >>> texts = ["the cat sat on the mat", "a cat and a dog", "dog and cat play",
@@ -112,6 +122,18 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         self.feature_names = feature_names
         self.ingest = ingest
 
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "components_")
+
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # a sparse document-word matrix
+        tags.input_tags.string = True  # texts: a list of str, a pandas text column
+        return tags
+
+    def _more_tags(self):  # scikit-learn 1.4 and 1.5
+        return {"X_types": ["2darray", "sparse", "string"]}
+
     # ------------------------------------------------------------------ input
     def _corpus(self, X, feature_names):
         texts = _as_texts(X)
@@ -144,7 +166,12 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         if texts is None:
             return sp.csr_array(_validate_data(self, X, accept_sparse=("csr", "csc", "coo"),
                                                dtype=np.float64, reset=False))
-        corpus = _read_texts(texts, {**(self.ingest or {}), "min_count": 1})
+        # every text is a row: no min_count and no contains (a row filter) here
+        ingest = {k: v for k, v in (self.ingest or {}).items() if k != "contains"}
+        try:
+            corpus = _read_texts(texts, {**ingest, "min_count": 1})
+        except SpcaInputError:  # (with no row filter, the only one: no words at all)
+            return sp.csr_array((len(texts), len(self.words_)))
         index = {w: j for j, w in enumerate(self.words_)}
         keep = [(j, index[w]) for j, w in enumerate(corpus.vocabulary) if w in index]
         S = corpus.S.tocsc()
@@ -160,11 +187,18 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         document-word matrix (documents x words; sparse, dense or a DataFrame) whose words are
         ``feature_names`` (this fit's, else the parameter's, else a DataFrame's columns)."""
         corpus = self._corpus(X, feature_names)
-        self.result_ = run_topics(corpus, solver=self.solver, k=self.k,
-                                  n_components=self.n_components, rank=self.rank,
-                                  deflation=self.deflation, random_state=self.random_state,
-                                  time_limit=self.time_limit,
-                                  solver_options=self.solver_options)
+        try:
+            self.result_ = run_topics(corpus, solver=self.solver, k=self.k,
+                                      n_components=self.n_components, rank=self.rank,
+                                      deflation=self.deflation, random_state=self.random_state,
+                                      time_limit=self.time_limit,
+                                      solver_options=self.solver_options)
+        except FitError as exc:  # k, rank or n_components too large for X: say X's width
+            if exc.param not in ("k", "rank", "n_components"):
+                raise
+            what = "X has" if corpus.kind == "matrix" else "the texts give"
+            raise FitError(exc.param, [*exc.parts, f" ({what} n_features="
+                                                   f"{corpus.S.shape[1]} words)"]) from None
         n_words = corpus.S.shape[1]
         self.words_ = np.asarray(corpus.vocabulary, dtype=object)
         topics = self.result_.components
@@ -179,12 +213,13 @@ class SparseTopics(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Document-topic scores s_d . x_j (:func:`spca_cli.documents.topic_scores`), shape
         (n_documents, n_components)."""
-        if not hasattr(self, "components_"):
-            raise SpcaParameterError("this SparseTopics is not fitted yet; call fit first")
+        check_is_fitted(self)
         return topic_scores(self._vectorize(X), self.result_.components)
 
     def get_feature_names_out(self, input_features=None):
         """One name per component: ``topic0`` ... (scikit-learn's convention for outputs)."""
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features)
         return np.asarray([f"topic{i}" for i in range(len(self.components_))], dtype=object)
 
     def topic_words(self, feature_names=None):
@@ -198,6 +233,7 @@ class SparseTopics(TransformerMixin, BaseEstimator):
             ``get_feature_names_out``), e.g. ``pipe[:-1]`` in a Pipeline. Default:
             :attr:`words_`.
         """
+        check_is_fitted(self)
         if feature_names is None:
             return [list(t.words) for t in self.result_.components]
         if hasattr(feature_names, "get_feature_names_out"):

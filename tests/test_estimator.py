@@ -9,15 +9,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sklearn
 from click.testing import CliRunner
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import Pipeline
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
 import spca_cli
 from spca_cli.cli import cli
 from spca_cli.corpus import load_input
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import SpcaInputError, SpcaParameterError
+from spca_cli.params import FitError
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXTS = ROOT / "data_samples" / "titles.kos-sample.txt"  # a line of words per KOS post
@@ -178,8 +182,95 @@ def test_fit_on_a_pandas_text_column():
 def test_bad_inputs_name_the_parameter():
     with pytest.raises(SpcaParameterError, match="X must be a list of texts"):
         spca_cli.SparseTopics().fit("one string")
-    with pytest.raises(SpcaParameterError, match="not fitted yet"):
+    with pytest.raises(NotFittedError):
         spca_cli.SparseTopics().transform(["a text"])
     with pytest.raises(SpcaParameterError, match="'rnak': not an option of solver 'greedy'"):
         spca_cli.SparseTopics(k=2, n_components=1, solver="greedy",
                               solver_options={"rnak": 2}).fit(lines()[:200])
+
+
+# ---------------------------------------------------------------- scikit-learn's checks
+# check_estimator fits matrices of 1 to 10 columns (words). A topic has exactly k words and the
+# default deflation keeps topics disjoint, so the defaults (k=10, n_components=5: 50 words) do
+# not fit them; one 1-word topic does, and with it every check passes (array API: skipped
+# unless SCIPY_ARRAY_API is set).
+@parametrize_with_checks([spca_cli.SparseTopics(k=1, n_components=1)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+#: the checks SparseTopics() with its defaults fails, each because the check's X has fewer
+#: than k=10 columns (or 5 * 10 for disjoint topics): fit refuses with a FitError naming k or
+#: n_components and X's n_features (three checks wrap it in their own AssertionError)
+DEFAULTS_TOO_NARROW = {
+    "check_fit_score_takes_y", "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
+    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
+    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
+    "check_f_contiguous_array_estimator", "check_transformer_data_not_an_array",
+    "check_transformer_general", "check_transformer_preserve_dtypes",
+    "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+    "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
+    "check_n_features_in", "check_fit2d_predict1d",
+}
+
+
+# check_estimator(on_fail=None) and get_tags: scikit-learn 1.6 and later
+NEW_SKLEARN = pytest.mark.skipif(tuple(map(int, sklearn.__version__.split(".")[:2])) < (1, 6),
+                                 reason="scikit-learn < 1.6: no on_fail, no get_tags")
+
+
+@NEW_SKLEARN
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")
+def test_with_the_defaults_only_checks_on_too_few_words_fail():
+    results = check_estimator(spca_cli.SparseTopics(), on_fail=None)
+    failed = [r for r in results if r["status"] == "failed"]
+    assert {r["check_name"] for r in failed} == DEFAULTS_TOO_NARROW
+    for r in failed:
+        error = r["exception"]
+        cause = error if isinstance(error, FitError) else error.__cause__ or error.__context__
+        assert isinstance(cause, FitError) and cause.param in ("k", "n_components"), r
+        assert "n_features=" in str(cause), r
+
+
+@NEW_SKLEARN
+def test_tags_say_sparse_matrices_and_texts():
+    from sklearn.utils import get_tags
+
+    tags = get_tags(spca_cli.SparseTopics())
+    assert tags.input_tags.sparse and tags.input_tags.string and tags.input_tags.two_d_array
+    assert not tags.input_tags.one_d_array  # (checks would pass numbers as one column)
+
+
+def test_unfitted_methods_raise_not_fitted_error():
+    model = spca_cli.SparseTopics()
+    for call in (lambda: model.transform(["a text"]), model.topic_words,
+                 model.get_feature_names_out):
+        with pytest.raises(NotFittedError, match="SparseTopics instance is not fitted"):
+            call()
+
+
+def test_empty_texts_are_a_clear_error_naming_no_file():
+    for texts in ([""], ["", "  ", "!!"], ["the and of", "a"]):
+        with pytest.raises(SpcaInputError) as caught:
+            spca_cli.SparseTopics().fit(texts)
+        assert str(caught.value) == ("<texts>: no words left after the word filters (min_count "
+                                     "2, min_length 3, stopwords english)")
+    with pytest.raises(SpcaParameterError, match="^X holds no texts$"):
+        spca_cli.SparseTopics().fit([])
+    with pytest.raises(SpcaParameterError, match=r"X\[1\] is float nan \(a missing text"):
+        spca_cli.SparseTopics().fit(["a text", float("nan")])
+
+
+def test_transform_gives_a_row_per_text():
+    texts = lines()[:300]
+    model = spca_cli.SparseTopics(k=3, n_components=2, solver="greedy",
+                                  ingest={"contains": ["bush"]}).fit(texts)
+    given = [texts[0], texts[0], "", "zzzz qqqq", texts[1]]
+    scores = model.transform(given)
+    assert scores.shape == (5, 2)
+    np.testing.assert_array_equal(scores[0], scores[1])
+    np.testing.assert_array_equal(scores[2:4], 0.0)
+    assert model.transform(["", "xyzzy"]).tolist() == [[0.0, 0.0], [0.0, 0.0]]
