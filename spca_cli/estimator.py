@@ -8,9 +8,12 @@ attributes.
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 try:  # scikit-learn >= 1.6
@@ -22,7 +25,8 @@ except ImportError:  # scikit-learn 1.4 and 1.5: the estimator's method
 from spca_cli.corpus.core import Corpus
 from spca_cli.documents import topic_scores
 from spca_cli.errors import SpcaInputError, SpcaParameterError
-from spca_cli.params import FitError
+from spca_cli.params import DEFLATIONS, FitError, check_solver_options
+from spca_cli.solvers.registry import solver_names
 from spca_cli.topics import DEFAULTS, run_topics
 
 __all__ = ["SparseTopics"]
@@ -43,11 +47,14 @@ class SparseTopics(TransformerMixin, BaseEstimator):
     rank : int, default=2
         d of the rank-d approximation (spannogram, nonneg, auto) or of the sketch (bipartite).
     deflation : {"remove", "projection"}, default="remove"
-    random_state : int or None, default=0
+    random_state : int, RandomState instance or None, default=0
+        Seed for every random choice (eigensolver start, sampling): a fixed int gives the
+        same topics at every fit, as ``spca topics --seed``.
     time_limit : float or None, default=None
         Seconds per component.
     solver_options : dict or None, default=None
-        The solver's own parameters (its registry entry lists them).
+        The solver's own parameters; its entry in the solver registry lists them with their
+        constraints, which fit checks (an unknown name or a bad value is an error naming it).
     feature_names : array-like of str or None, default=None
         For a matrix X: the word of each column (a vectorizer's ``get_feature_names_out()``).
         ``fit(X, feature_names=...)`` gives them for one fit; a pandas DataFrame's column names
@@ -106,6 +113,21 @@ class SparseTopics(TransformerMixin, BaseEstimator):
     >>> pipe[-1].topic_words(pipe[:-1])
     [['cat', 'dog'], ['fell', 'monday']]
     """
+
+    # scikit-learn's checks of the parameters, made by fit before anything else; the solver
+    # names and, in fit, each solver option's constraint come from the solver registry
+    _parameter_constraints = {
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions(set(solver_names()))],
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "deflation": [StrOptions(set(DEFLATIONS))],
+        "random_state": ["random_state"],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "solver_options": [dict, None],
+        "feature_names": ["array-like", None],
+        "ingest": [dict, None],
+    }
 
     def __init__(self, k=DEFAULTS["k"], n_components=DEFAULTS["n_components"],
                  solver=DEFAULTS["solver"], rank=DEFAULTS["rank"],
@@ -182,10 +204,12 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         return sp.csr_array(S @ P)
 
     # ------------------------------------------------------------------ estimator
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, feature_names=None):
         """Find the topics of ``X``: a list of texts, a pandas text column, or a
         document-word matrix (documents x words; sparse, dense or a DataFrame) whose words are
         ``feature_names`` (this fit's, else the parameter's, else a DataFrame's columns)."""
+        check_solver_options(self.solver, dict(self.solver_options or {}))  # before reading X
         corpus = self._corpus(X, feature_names)
         try:
             self.result_ = run_topics(corpus, solver=self.solver, k=self.k,

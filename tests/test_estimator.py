@@ -15,6 +15,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import Pipeline
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
 import spca_cli
@@ -274,3 +275,44 @@ def test_transform_gives_a_row_per_text():
     np.testing.assert_array_equal(scores[0], scores[1])
     np.testing.assert_array_equal(scores[2:4], 0.0)
     assert model.transform(["", "xyzzy"]).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+# ---------------------------------------------------------------- parameters
+@pytest.mark.parametrize("params, match", [
+    ({"k": 0}, r"^The 'k' parameter of SparseTopics must be an int in the range \[1, inf\)\. "
+               r"Got 0 instead\.$"),
+    ({"n_components": 2.5}, "The 'n_components' parameter of SparseTopics must be an int"),
+    ({"rank": "2"}, "The 'rank' parameter of SparseTopics must be an int"),
+    ({"solver": "nope"}, "The 'solver' parameter of SparseTopics must be a str among"),
+    ({"deflation": "none"}, "The 'deflation' parameter of SparseTopics must be a str among"),
+    ({"random_state": -1}, "The 'random_state' parameter of SparseTopics must be"),
+    ({"time_limit": 0}, "The 'time_limit' parameter of SparseTopics must be"),
+    ({"solver_options": [("init", "auto")]}, "The 'solver_options' parameter of SparseTopics"),
+    ({"ingest": "min_count=1"}, "The 'ingest' parameter of SparseTopics must be"),
+    ({"feature_names": 3}, "The 'feature_names' parameter of SparseTopics must be"),
+])
+def test_parameters_are_validated_as_scikit_learn_does(params, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        spca_cli.SparseTopics(**params).fit([])  # before X is looked at
+
+
+def test_solvers_and_their_options_come_from_the_registry():
+    (names,) = spca_cli.SparseTopics._parameter_constraints["solver"]
+    assert names.options == set(spca_cli.REGISTRY)
+    # an option's constraint is its registry entry's, checked before X is read
+    with pytest.raises(SpcaParameterError, match=r"^solver_options: 'init': must be one of "):
+        spca_cli.SparseTopics(solver="tpower", solver_options={"init": "bogus"}).fit([])
+    with pytest.raises(SpcaParameterError, match="^solver_options: 'rank': is set by the run itself"):
+        spca_cli.SparseTopics(solver="tpower", solver_options={"rank": 3}).fit([])
+
+
+def test_random_state_is_kept_and_seeds_the_run():
+    texts = lines()
+    model = spca_cli.SparseTopics(k=3, n_components=2, solver="nonneg", random_state=5,
+                                  solver_options={"samples": 300})
+    assert model.get_params()["random_state"] == 5
+    first = model.fit(texts).components_
+    np.testing.assert_array_equal(clone(model).fit(texts).components_, first)
+    assert model.result_.params["seed"] == 5
+    other = clone(model).set_params(random_state=np.random.RandomState(5)).fit(texts)
+    assert other.components_.shape == first.shape
