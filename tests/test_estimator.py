@@ -302,7 +302,7 @@ def test_solvers_and_their_options_come_from_the_registry():
     # an option's constraint is its registry entry's, checked before X is read
     with pytest.raises(SpcaParameterError, match=r"^solver_options: 'init': must be one of "):
         spca_cli.SparseTopics(solver="tpower", solver_options={"init": "bogus"}).fit([])
-    with pytest.raises(SpcaParameterError, match="^solver_options: 'rank': is set by the run itself"):
+    with pytest.raises(SpcaParameterError, match="^solver_options: 'rank': is set by the run"):
         spca_cli.SparseTopics(solver="tpower", solver_options={"rank": 3}).fit([])
 
 
