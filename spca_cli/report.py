@@ -14,6 +14,9 @@ __all__ = ["to_dict", "render", "render_json", "render_table", "render_csv", "re
            "FORMATS", "LEGEND"]
 
 FORMATS = ("table", "json", "csv", "markdown")
+#: the ``input`` field (and ``spca info``'s) of the documents set aside as duplicates, by reason:
+#: ``{"exact": n, "near": m}``, null when duplicates were kept
+DUPLICATES_SET_ASIDE = "duplicates_set_aside"
 
 
 def _round(x, digits=None):
@@ -76,8 +79,8 @@ def render_json(doc):
 LEGEND = (
     ("explained", "how much of the corpus's word co-occurrence (variance) the topic's "
                   "words explain, x'Ax"),
-    ("var ratio", "explained / what the i-th eigenvector, a topic free to use every word, "
-                  "explains (1 = as much)"),
+    ("var ratio", "explained / lambda_i, what the i-th eigenvector explains; topics are not "
+                  "orthogonal, so past the first it can exceed 1"),
     ("cum ratio", "the same for topics 1..i together"),
     ("upper bound", "proved: no topic of k words could explain more than this here"),
     ("certified", "explained / upper bound: the topic is at least this close to the best "
@@ -132,6 +135,17 @@ def _document_line(item, width):
     return _fit(line, width)
 
 
+def set_aside_text(counts):
+    """``"36 duplicates set aside, "`` (``"36 exact and 4 near duplicates ..."``) for the
+    ``duplicates_set_aside`` counts; "" when none were."""
+    if not counts or not any(counts.values()):
+        return ""
+    exact, near = counts.get("exact", 0), counts.get("near", 0)
+    if not near:
+        return f"{exact} duplicates set aside, "
+    return f"{exact} exact and {near} near duplicates set aside, "
+
+
 def render_table(doc, *, width=None):
     """Plain text: per topic its figures, then its words with their weights, its coverage and
     top documents (when the JSON document has them), then a legend of the figures.
@@ -142,6 +156,7 @@ def render_table(doc, *, width=None):
     """
     inp = doc["input"]
     docs = f"{inp['documents']} documents, " if inp.get("documents") is not None else ""
+    docs += set_aside_text(inp.get(DUPLICATES_SET_ASIDE))
     title = (f"{doc['solver']} on {inp['path']} ({docs}{inp['words']} words): "
              f"k={doc['params']['k']}, rank={doc['params']['rank']}")
     lines = _pack(title.split(" "), width, indent="", sep=" ")
