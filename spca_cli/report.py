@@ -42,6 +42,8 @@ def to_dict(result):
             "bound_source": t.bound_source,
             "certified_ratio": _round(t.certified_ratio),
         }
+        if t.coherence is not None:
+            item["coherence"] = _round(t.coherence)
         if "apriori_ratio" in t.info:
             item["apriori_ratio"] = _round(t.info["apriori_ratio"])
         solver_info = {key: v for key, v in t.info.items() if key != "apriori_ratio"}
@@ -59,6 +61,9 @@ def to_dict(result):
         "components": components,
         "total_explained_variance": _round(result.total_explained_variance),
     }
+    coherences = [t.coherence for t in result.components if t.coherence is not None]
+    if coherences:
+        doc["mean_coherence"] = _round(sum(coherences) / len(coherences))
     if result.total_bound is not None:
         doc["total_upper_bound"] = _round(result.total_bound.value)
         doc["total_bound_source"] = result.total_bound.source
@@ -199,7 +204,7 @@ def render_table(doc, *, width=None):
 
 CSV_FIELDS = ["component", "position", "word", "index", "weight", "explained_variance",
               "variance_ratio", "cumulative_ratio", "upper_bound", "bound_source",
-              "certified_ratio"]
+              "certified_ratio", "coherence"]
 
 
 def render_csv(doc):
@@ -211,7 +216,7 @@ def render_csv(doc):
         for pos, (word, index, weight) in enumerate(zip(c["words"], c["indices"], c["weights"]), 1):
             writer.writerow([c["index"], pos, word, index, weight, c["explained_variance"],
                              c["variance_ratio"], c["cumulative_ratio"], c["upper_bound"],
-                             c["bound_source"], c["certified_ratio"]])
+                             c["bound_source"], c["certified_ratio"], c.get("coherence", "")])
     return out.getvalue()
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spca_cli import bounds as _bounds
+from spca_cli.coherence import topic_coherence
 from spca_cli.corpus.core import input_gram
 from spca_cli.params import DEFAULTS, DEFLATIONS, check_run
 from spca_cli.solvers.registry import REGISTRY
@@ -58,6 +59,9 @@ class Topic:
     exact: bool | None = None
     time_limited: bool = False
     info: dict = field(default_factory=dict)
+    #: mean NPMI of the topic's word pairs over the documents (:mod:`spca_cli.coherence`);
+    #: None without documents (a matrix given as A)
+    coherence: float | None = None
 
 
 @dataclass
@@ -161,6 +165,7 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
             solver_notes = _solver_notes(solver, found)
     notes = [str(w.message) for w in caught] + solver_notes + eigen_notes
     topics = _topics(found, A0, labels, lam, notes)
+    _add_coherence(topics, A0)
     total_bound = None if total_list is None else _total_bound(topics, total_list, notes)
 
     notes = list(dict.fromkeys(notes))  # the same warning from several components: once
@@ -185,6 +190,16 @@ def _eigensolver_summary(calls):
     return {"method": "/".join(methods), "calls": len(calls),
             "sparse_products": [products for _, products, _ in calls],
             "max_relative_residual": max(relative for _, _, relative in calls)}
+
+
+def _add_coherence(topics, A0):
+    """Each topic's NPMI coherence over the documents of S (none for a dense A or a matrix held
+    by a cluster, whose documents this process does not have)."""
+    S = A0.S
+    if S is None:
+        return
+    for topic in topics:
+        topic.coherence = topic_coherence(S, topic.indices)
 
 
 def _unverified_note(eigen):
