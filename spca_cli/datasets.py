@@ -563,6 +563,7 @@ def _download(ds, datafile, dest, *, progress, timeout):
         what = f"cannot download {ds.name} from {datafile.url}: {reason}"
         return DatasetError(f"{what}; put the file at {dest}", reason=what, where=dest)
 
+    made = [folder for folder in (dest.parent, *dest.parent.parents) if not folder.exists()]
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -598,12 +599,21 @@ def _download(ds, datafile, dest, *, progress, timeout):
                 raise _Refused(f"sha256 {sha.hexdigest()} does not match the registered "
                                f"{datafile.sha256}")
     except _Refused as exc:
+        _remove_empty(made)
         raise failure(exc.reason) from None
     except SpcaOutputError as exc:
+        _remove_empty(made)
         raise failure(f"cannot write {exc.path}: {exc.message}") from None
     if datafile.sha256 is None:
         _write_record(dest, datafile.url, sha.hexdigest(), sha.bytes)
     return sha.hexdigest(), sha.bytes
+
+
+def _remove_empty(folders):
+    """Remove the folders a failed download created, if they are still empty (deepest first)."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _write_record(path, url, sha256, size):
