@@ -159,7 +159,7 @@ REGISTRY = {ds.name: ds for ds in (
                DataFile("matrices/airline.vocab.txt", None,
                         "c64ae197c4434f9f142296e0a23f4705be0838e794cbc570afa1b92d0f39f5e1",
                         41_288)),
-        source=("built from airline: the 2013 paper's recipe (--stopwords english-2013), HTML "
+        source=("built from airline: the 2013 paper's recipe (the english-2013 stop list), HTML "
                 "entities left as they were (so the word 'amp' marks '&amp;')"),
         licence="as airline", documents=14_640, words=5_374,
         derived_from="airline", builder="_build_airline_matrix"),
