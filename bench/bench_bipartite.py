@@ -12,11 +12,12 @@ Run with ``python -m bench.bench_bipartite`` (needs ../shared/data/matrices). Pr
 
 from __future__ import annotations
 
+from bench._data import matrices_folder
+
 import argparse
 import importlib
 import time
 import warnings
-from pathlib import Path
 
 import scipy.io
 import scipy.sparse as sp
@@ -27,7 +28,7 @@ from spca_cli.solvers.bipartite import bipartite
 from spca_cli.solvers.threshold import threshold
 from spca_cli.spectrum import top_eigenpairs
 
-MATRICES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "matrices"
+MATRICES = matrices_folder()
 PUBLISHED_TOTAL5 = {"airline": 7359.19, "kos": 132666.68}  # best total of 5, disjoint, k = 10
 
 

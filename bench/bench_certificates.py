@@ -11,9 +11,10 @@ OPT_d + lambda_{d+1}), labelled ``before``: the certificates without the weighte
 
 from __future__ import annotations
 
+from bench._data import matrices_folder
+
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from spca_cli import bounds
 from spca_cli.corpus import load_input
 from spca_cli.topics import run_topics
 
-MATRICES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "matrices"
+MATRICES = matrices_folder()
 PUBLISHED = {"airline": 3821.31, "kos": 73173.24}
 
 

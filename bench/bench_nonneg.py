@@ -13,6 +13,8 @@ Run with ``python -m bench.bench_nonneg`` (needs ../shared/data/matrices). Print
 
 from __future__ import annotations
 
+from bench._data import matrices_folder
+
 import argparse
 import json
 import math
@@ -27,7 +29,7 @@ from spca_cli.matrix import Gram
 from spca_cli.solvers.nonneg import _floor_str, nonneg
 from spca_cli.spectrum import top_eigenpairs
 
-MATRICES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "matrices"
+MATRICES = matrices_folder()
 
 
 def load(name):

@@ -9,9 +9,10 @@ the best published value (PROVENANCE.md: x^T A x = 3821.31 for k = 10).
 
 from __future__ import annotations
 
+from bench._data import matrices_folder
+
 import argparse
 import time
-from pathlib import Path
 
 import scipy.io
 import scipy.sparse as sp
@@ -20,7 +21,7 @@ from spca_cli.matrix import Gram
 from spca_cli.solvers.spannogram import spannogram, warm_up
 from spca_cli.spectrum import top_eigenpairs
 
-MATRIX = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "matrices" / "airline.mtx"
+MATRIX = matrices_folder() / "airline.mtx"
 PUBLISHED_FIRST = 3821.31
 
 

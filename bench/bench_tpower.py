@@ -10,11 +10,12 @@ Run with ``python -m bench.bench_tpower``. Prints, for KOS and the airline tweet
 
 from __future__ import annotations
 
+from bench._data import matrices_folder
+
 import argparse
 import os
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.io
@@ -26,7 +27,7 @@ from spca_cli.solvers.threshold import threshold
 from spca_cli.solvers.tpower import tpower
 from spca_cli.spectrum import top_eigenpairs
 
-MATRICES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "matrices"
+MATRICES = matrices_folder()
 PUBLISHED = {"airline": 3821.31, "kos": 73173.24}  # best published k=10 first component
 PUBLISHED_TOTAL5 = {"airline": 7359.19, "kos": 132666.68}  # best total of 5, disjoint supports
 

@@ -18,7 +18,6 @@ import gc
 import html
 import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,16 +31,14 @@ from spca_cli.corpus.tokenize import (VocabularyBuilder, apply_weighting, filter
                                       make_analyzer, merge_parts)
 from spca_cli.errors import SpcaInputError
 
-REPO = Path(__file__).resolve().parent.parent
-AIRLINE = REPO.parent / "shared" / "data" / "twitter_us_airline_sentiment.csv"
 
 
 # ------------------------------------------------------------------ real tweets
 @pytest.fixture(scope="module")
 def airline_texts():
-    if not AIRLINE.exists():
-        pytest.skip(f"{AIRLINE} not present")
-    with open(AIRLINE, newline="", encoding="utf-8") as f:
+    from conftest import dataset_paths
+
+    with open(dataset_paths("airline")[0], newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     return [(r["tweet_id"], r["text"]) for r in rows]
 
@@ -57,8 +54,10 @@ def parallel(monkeypatch):
 
 
 def _read(read_module, monkeypatch, path, parallel, **options):
+    """The corpus of ``path``, read in parallel or not; every line a row (duplicates kept,
+    unless ``options`` say otherwise), as the texts these tests compare are the file's."""
     monkeypatch.setattr(read_module, "PARALLEL_MIN_BYTES", 0 if parallel else 1 << 62)
-    return read_corpus(str(path), **options)
+    return read_corpus(str(path), **{"keep_duplicates": True, **options})
 
 
 def _same(a, b):
