@@ -8,7 +8,11 @@ A specification is a comma-separated list of names and files whose words are uni
   apostrophe rules, and the typographic apostrophe ’ not read as '), which reproduces the
   published airline matrix entry for entry;
 - any other language the ``stop-words`` package ships (``spanish``, ``french``, ``german``,
-  ``hindi``, ``arabic``, ``chinese``, ... or their ISO 639-1 codes ``es``, ``fr``, ...);
+  ``hindi``, ``arabic``, ``chinese``, ``japanese``, ... or their ISO 639-1 codes ``es``,
+  ``fr``, ...);
+- ``thai`` (``th``), which that package lacks: stopwords-iso's list
+  (:mod:`spca_cli.corpus.thai_stopwords`). Of the scripts the tokenizer cuts into words
+  (:mod:`spca_cli.corpus.scripts`: Thai, Chinese, Japanese), every one has a list;
 - a UTF-8 file with one word per line;
 - ``none`` (alone): no stop words.
 """
@@ -82,11 +86,24 @@ def english_form(token, stopwords):
     return token
 
 
+#: the lists spca ships for languages the stop-words package lacks, by name and ISO code
+_OWN_LISTS = {"thai": "th"}
+
+
 def language_names():
     """The language names ``--stopwords`` knows, sorted."""
     from stop_words import AVAILABLE_LANGUAGES
 
-    return sorted({*AVAILABLE_LANGUAGES, _ENGLISH_2013})
+    return sorted({*AVAILABLE_LANGUAGES, *_OWN_LISTS, _ENGLISH_2013})
+
+
+def _own_words(name):
+    """The words of a list spca ships (:data:`_OWN_LISTS`), or None."""
+    if name in _OWN_LISTS or name in _OWN_LISTS.values():
+        from spca_cli.corpus.thai_stopwords import THAI_STOP_WORDS
+
+        return set(THAI_STOP_WORDS)
+    return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -118,7 +135,7 @@ def _language_words(name):
 
     language = LANGUAGE_MAPPING.get(name, name)
     if language not in AVAILABLE_LANGUAGES:
-        return None
+        return _own_words(name)
     return {w.lower().replace("’", "'") for w in get_stop_words(language)}
 
 
