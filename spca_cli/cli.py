@@ -35,7 +35,7 @@ import click
 # Only light modules here (the standard library, click, and what the options' choices and
 # defaults need): every start, --help and --version included, pays for what is imported at the
 # top. The library (NumPy, SciPy, numba kernels, rich) is imported inside the commands.
-from spca_cli.corpus.kinds import FORMATS, WEIGHTINGS
+from spca_cli.corpus.kinds import FORMATS, NEAR_THRESHOLD, WEIGHTINGS
 from spca_cli.corpus.sources import open_inputs
 from spca_cli.distributed import CONNECT_TIMEOUT
 from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError
@@ -277,6 +277,17 @@ def _ingest_option_list(format_names):
         click.option("--titles", metavar="FILE",
                      help="UCI: one title per document (in docID order), shown as the "
                           "documents' text."),
+        click.option("--keep-duplicates/--drop-duplicates", "keep_duplicates", default=None,
+                     help="Keep every document, or count each text once: texts equal once "
+                          "lower-cased, without URLs, @handles, a leading 'RT @user:' and "
+                          "extra spaces are exact duplicates, the first read stays [default: "
+                          "drop for CSV and JSON lines, keep for text files]."),
+        click.option("--near-duplicates", "near_duplicates", metavar="[THRESHOLD]",
+                     type=FiniteFloatRange(0, 1, min_open=True), is_flag=False,
+                     flag_value=NEAR_THRESHOLD,
+                     help="Also set aside near duplicates: texts whose two-word shingles "
+                          "have a Jaccard index of at least THRESHOLD (0 < THRESHOLD <= 1; "
+                          f"alone: {NEAR_THRESHOLD}) with a text kept before them."),
     ]
 
 
@@ -486,6 +497,10 @@ def _info_table(summary):
         value = summary[key]
         table.add_row(key, "-" if value is None else f"{value:,}" if isinstance(value, int)
                       else str(value))
+    set_aside = summary.get("duplicates_set_aside")
+    if set_aside is not None:
+        table.add_row("set aside", ", ".join(f"{n:,} {reason} duplicates"
+                                             for reason, n in set_aside.items()))
     if summary["first_time"] is not None:
         table.add_row("first time", summary["first_time"])
         table.add_row("last time", summary["last_time"])

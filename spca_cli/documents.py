@@ -11,7 +11,11 @@ their supports), and :func:`topic_scores` is what a ``transform`` of new documen
 * ``top_documents``: the N documents with the largest positive score, ties broken by row
   (smaller first), so the listing is the same on every run. A score of 0 means the document
   contains none of the topic's words, and it is never listed, so every listed document
-  contains at least one of them.
+  contains at least one of them. A text is listed once: a document whose text has the key
+  of one listed above it (:func:`~spca_cli.corpus.duplicates.normalise`: a copy, a retweet,
+  the same words to another @handle) is passed over for the next.
+* ``row`` (in both): the document's position among those read, which is its row of S unless
+  duplicates were set aside (``Corpus.rows`` then keeps the positions).
 * assignments: per document, the topic with the largest positive score (the smaller topic
   number on a tie), empty when the document contains none of any topic's words.
 """
@@ -23,11 +27,13 @@ import csv
 import numpy as np
 import scipy.sparse as sp
 
+from spca_cli.corpus.duplicates import normalise
 from spca_cli.corpus.times import format_time
 from spca_cli.errors import SpcaParameterError
 from spca_cli.files import atomic_output
 
-__all__ = ["topic_scores", "coverage_counts", "top_rows", "document_record", "add_documents",
+__all__ = ["topic_scores", "coverage_counts", "top_rows", "distinct_top_rows",
+           "document_record", "add_documents",
            "best_topics", "write_assignments", "DEFAULT_DOCUMENTS"]
 
 DEFAULT_DOCUMENTS = 3
@@ -100,16 +106,43 @@ def top_rows(scores, n):
     return positive[order[:n]].astype(np.int64)
 
 
+def distinct_top_rows(scores, n, texts):
+    """:func:`top_rows`, passing over a row whose text (its :func:`normalise` key) is one
+    listed already; ``texts`` None: :func:`top_rows` itself."""
+    if texts is None:
+        return top_rows(scores, n)
+    wanted = n
+    while True:
+        rows = top_rows(scores, wanted)
+        out, seen = [], set()
+        for row in rows.tolist():
+            key = normalise(texts[row])
+            if key not in seen:
+                seen.add(key)
+                out.append(row)
+                if len(out) == n:
+                    return np.array(out, dtype=np.int64)
+        if len(rows) < wanted:  # every document of positive score was looked at
+            return np.array(out, dtype=np.int64)
+        wanted *= 4
+
+
+def _row_numbers(corpus):
+    """The positions among the documents read of the rows of S (None: the rows themselves)."""
+    return getattr(corpus, "rows", None)
+
+
 def document_record(corpus, row, score):
     """``{row, score, time, id, text}`` of one document (None where the input has no such
-    field)."""
+    field); ``row`` is the document's position among those read."""
     row = int(row)
     time = None
     if corpus.times is not None:
         time = format_time(corpus.times[row], corpus.tz_offsets[row])
     ids = getattr(corpus, "ids", None)
     texts = getattr(corpus, "texts", None)
-    return {"row": row, "score": float(score), "time": time,
+    rows = _row_numbers(corpus)
+    return {"row": row if rows is None else int(rows[row]), "score": float(score), "time": time,
             "id": None if ids is None else ids[row],
             "text": None if texts is None else texts[row]}
 
@@ -134,7 +167,9 @@ def add_documents(doc, corpus, n_documents=DEFAULT_DOCUMENTS):
                             "share": float(counts[j] / m) if m else 0.0}
         if scores is not None:
             comp["top_documents"] = [document_record(corpus, row, scores[row, j])
-                                     for row in top_rows(scores[:, j], n_documents)]
+                                     for row in distinct_top_rows(
+                                         scores[:, j], n_documents,
+                                         getattr(corpus, "texts", None))]
     return doc
 
 
@@ -162,6 +197,7 @@ def write_assignments(path, corpus, components):
     best = best_topics(scores)
     m, n_topics = scores.shape
     ids = getattr(corpus, "ids", None)
+    numbers = _row_numbers(corpus)
     header = ["row", "id", "time", "best_topic"] + [f"score_{j}" for j in range(1, n_topics + 1)]
     with atomic_output(path, "w") as fh:
         writer = csv.writer(fh, lineterminator="\n")
@@ -172,7 +208,8 @@ def write_assignments(path, corpus, components):
             for r in range(start, stop):
                 time = ("" if corpus.times is None
                         else format_time(corpus.times[r], corpus.tz_offsets[r]))
-                rows.append([r, "" if ids is None else ids[r], time, best[r] or "",
+                rows.append([r if numbers is None else int(numbers[r]),
+                             "" if ids is None else ids[r], time, best[r] or "",
                              *map(repr, scores[r].tolist())])
             writer.writerows(rows)
     return m

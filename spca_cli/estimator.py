@@ -23,6 +23,7 @@ except ImportError:  # scikit-learn 1.4 and 1.5: the estimator's method
         return estimator._validate_data(X, **kwargs)
 
 from spca_cli.corpus.core import Corpus
+from spca_cli.corpus.duplicates import every_text
 from spca_cli.documents import topic_scores
 from spca_cli.errors import SpcaInputError, SpcaParameterError
 from spca_cli.params import DEFLATIONS, FitError, check_solver_options
@@ -191,7 +192,7 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         # every text is a row: no min_count and no contains (a row filter) here
         ingest = {k: v for k, v in (self.ingest or {}).items() if k != "contains"}
         try:
-            corpus = _read_texts(texts, {**ingest, "min_count": 1})
+            corpus = _read_texts(texts, every_text({**ingest, "min_count": 1}))
         except SpcaInputError:  # (with no row filter, the only one: no words at all)
             return sp.csr_array((len(texts), len(self.words_)))
         index = {w: j for j, w in enumerate(self.words_)}

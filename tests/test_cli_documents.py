@@ -4,6 +4,7 @@ saved corpora and UCI titles."""
 from __future__ import annotations
 
 import csv
+import html
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from spca_cli.cli import cli
+from spca_cli.corpus.duplicates import normalise
 from spca_cli.corpus.tokenize import make_analyzer
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data_samples"
@@ -61,15 +63,22 @@ def test_top_documents_of_the_airline_tweets_contain_their_topic(airline_csv):
         assert comp["coverage"]["share"] == pytest.approx(
             comp["coverage"]["documents"] / doc["input"]["documents"])
     first = doc["components"][0]
-    # coverage counted by hand: tweets whose tokens include one of the words
-    by_hand = sum(1 for row in rows if set(tokens(row["text"])) & set(first["words"]))
+    # coverage counted by hand: tweets whose tokens include one of the words, each text once
+    # (the first tweet of each key: the duplicates set aside)
+    seen, by_hand = set(), 0
+    for row in rows:
+        key = normalise(html.unescape(row["text"]))
+        if key not in seen:
+            seen.add(key)
+            by_hand += bool(set(tokens(row["text"])) & set(first["words"]))
+    assert len(seen) == doc["input"]["documents"] == 14_276
     assert first["coverage"]["documents"] == by_hand
 
 
 def test_assignments_have_one_row_per_document(airline_csv, tmp_path):
     out = tmp_path / "assign.csv"
     result = invoke(["topics", str(airline_csv), "-k", "6", "-c", "2", *QUICK, "--format",
-                     "json", "--assignments", str(out)])
+                     "json", "--assignments", str(out), "--keep-duplicates"])
     assert result.exit_code == 0, result.output
     assert "14,640 documents -> " in result.stderr
     doc = json.loads(result.stdout)
@@ -92,6 +101,14 @@ def test_assignments_have_one_row_per_document(airline_csv, tmp_path):
         for item in comp["top_documents"]:
             assert scores[item["row"], j] == pytest.approx(item["score"], abs=1e-12)
         assert comp["coverage"]["documents"] == int((scores[:, j] > 0).sum())
+    # by default one row per tweet kept, each naming its record of the file
+    once = invoke(["topics", str(airline_csv), "-k", "6", "-c", "2", *QUICK, "--format",
+                   "json", "--assignments", str(out)])
+    assert "14,276 documents -> " in once.stderr
+    with open(out, newline="", encoding="utf-8") as f:
+        body = list(csv.reader(f))[1:]
+    assert len(body) == 14_276
+    assert all(source[int(r[0])]["tweet_id"] == r[1] for r in body)
 
 
 def test_a_saved_corpus_keeps_texts_and_ids(airline_csv, tmp_path):
@@ -167,4 +184,4 @@ def test_documents_zero_and_output_that_is_not_a_terminal(airline_csv):
     text = invoke(["topics", str(airline_csv), "-k", "6", "-c", "2", *QUICK, "-q"]).stdout
     longest = max(text.splitlines(), key=len)
     assert len(longest) > 100 and not longest.endswith("\u2026")
-    assert "var ratio: explained / what the i-th eigenvector" in text
+    assert "var ratio: explained / lambda_i, what the i-th eigenvector explains" in text

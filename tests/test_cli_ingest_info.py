@@ -57,11 +57,11 @@ def test_ingest_quiet_and_options(runner, tmp_path):
     result = invoke(runner, ["ingest", TEST_DATA / "tiny.jsonl", TEST_DATA / "tiny.jsonl",
                              "-o", out, "-q", "--format", "jsonl", "--min-count", "1",
                              "--min-length", "1", "--stopwords", "none", "--weighting", "count",
-                             "--since", "2015-02-18", "--contains", "banana"],
+                             "--since", "2015-02-18", "--contains", "banana", "--keep-duplicates"],
                     catch_exceptions=False)
     assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
     corpus = load_corpus(out)
-    assert corpus.n_documents == 2
+    assert corpus.n_documents == 2 and corpus.options["keep_duplicates"] is True
     assert corpus.options["since"] == "2015-02-18" and corpus.options["contains"] == ["banana"]
 
 
@@ -75,9 +75,11 @@ def test_info_json_on_saved_corpus_and_raw_input(runner, tmp_path):
                         catch_exceptions=False)
         assert result.exit_code == 0, result.output
         info = json.loads(result.stdout)
-        # SPEC's keys in SPEC's order, then our extension: every file read
+        # SPEC's keys in SPEC's order, then our extensions: every file read, the duplicates
         assert list(info) == ["path", "kind", "documents", "words", "nonzeros", "first_time",
-                              "last_time", "top_words", "eigenvalues", "paths"]
+                              "last_time", "top_words", "eigenvalues", "paths",
+                              "duplicates_set_aside"]
+        assert info["duplicates_set_aside"] == {"exact": 0, "near": 0}
         assert info["kind"] == kind and info["path"] == str(source)
         assert (info["documents"], info["words"], info["nonzeros"]) == (4, 4, 5)
         assert info["first_time"] == "2015-02-17T11:53:37-08:00"

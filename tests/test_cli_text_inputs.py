@@ -253,7 +253,8 @@ def test_globs_are_expanded_by_spca_sorted(tmp_path):
     assert result.exit_code == 0, result.output
     info = json.loads(result.stdout)
     assert info["paths"] == [str(tmp_path / "1.csv"), str(tmp_path / "2.csv")]
-    assert info["documents"] == 26 and info["path"] == str(tmp_path / "*.csv")
+    assert info["documents"] == 13 and info["path"] == str(tmp_path / "*.csv")
+    assert info["duplicates_set_aside"] == {"exact": 13, "near": 0}  # the copy's tweets
     fails(["topics", str(tmp_path / "*.nope")],
           f"Error: {tmp_path / '*.nope'}: the pattern matches no files")
 
@@ -301,7 +302,7 @@ def airline_vocabularies(tmp_path_factory):
 
     csv = shared_file("twitter_us_airline_sentiment.csv")
     folder = tmp_path_factory.mktemp("airline")
-    return {stopwords: words(folder, csv, "--stopwords", stopwords)
+    return {stopwords: words(folder, csv, "--stopwords", stopwords, "--keep-duplicates")
             for stopwords in ("english", "english-2013")}
 
 
@@ -345,7 +346,7 @@ def test_airline_piped_through_stdin_gives_the_same_topics(airline_csv, airline_
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["input"]["path"] == "-"
-    assert doc["input"]["documents"] == airline_quick["input"]["documents"] == 14_640
+    assert doc["input"]["documents"] == airline_quick["input"]["documents"] == 14_276
     assert [c["words"] for c in doc["components"]] == \
         [c["words"] for c in airline_quick["components"]]
     np.testing.assert_allclose([c["explained_variance"] for c in doc["components"]],

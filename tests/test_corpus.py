@@ -186,17 +186,25 @@ def test_filters_that_leave_nothing():
         read_corpus(TEST_DATA / "tiny.jsonl", since="2020-01-01")
 
 
-def test_duplicates_are_kept(tmp_path):
+def test_exact_duplicate_tweets_count_once_unless_kept(tmp_path):
     path = tmp_path / "dup.jsonl"
     row = {"text": "same words here", "created_at": "2015-02-17T10:00:00Z"}
     path.write_text("\n".join(json.dumps(row) for _ in range(3)) + "\n")
-    assert read_corpus(path, min_count=1).n_documents == 3
+    once = read_corpus(path, min_count=1)
+    assert once.n_documents == 1 and once.duplicates == {"exact": 2, "near": 0}
+    kept = read_corpus(path, min_count=1, keep_duplicates=True)
+    assert kept.n_documents == 3 and kept.duplicates is None and kept.rows is None
 
 
 def test_several_files_are_one_corpus(tmp_path):
-    corpus = read_corpus([TEST_DATA / "tiny.csv", TEST_DATA / "tiny.csv"], **AS_IS)
+    corpus = read_corpus([TEST_DATA / "tiny.csv", TEST_DATA / "tiny.csv"], **AS_IS,
+                         keep_duplicates=True)
     assert corpus.n_documents == 8 and len(corpus.times) == 8
     np.testing.assert_array_equal(corpus.S.toarray(), np.vstack([EXPECTED_S, EXPECTED_S]))
+    # by default the second file's tweets are the first's again: they count once
+    once = read_corpus([TEST_DATA / "tiny.csv", TEST_DATA / "tiny.csv"], **AS_IS)
+    np.testing.assert_array_equal(once.S.toarray(), EXPECTED_S)
+    assert once.duplicates == {"exact": 4, "near": 0} and once.rows.tolist() == [0, 1, 2, 3]
     with pytest.raises(SpcaParameterError, match="all inputs must be of one kind"):
         read_corpus([TEST_DATA / "tiny.csv", TEST_DATA / "tiny.txt"])
 

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spca_cli.matrix import Gram
+from spca_cli.report import DUPLICATES_SET_ASIDE
 
 __all__ = ["Corpus", "MatrixInput", "InputGram", "input_gram"]
 
@@ -41,6 +42,10 @@ class Corpus:
         input has none (UCI without titles, .mtx). See :mod:`spca_cli.corpus.texts`.
     ids : Strings or None
         The id of each document as the input gives it (tweet id, UCI docID), or None.
+    rows : ndarray of shape (n_documents,), int64, or None
+        When duplicates were set aside: each row's position among the documents read (0-based,
+        after the time and language filters), the row the reports show; None when row i is
+        the i-th document read.
     """
 
     S: sp.csr_array
@@ -53,6 +58,17 @@ class Corpus:
     paths: list = field(default_factory=list)
     texts: object = None
     ids: object = None
+    rows: object = None
+
+    @property
+    def duplicates(self):
+        """Documents set aside as duplicates, ``{"exact": n, "near": m}``, or None when the
+        read set none aside by design (``keep_duplicates``, or an input without texts)."""
+        return self.options.get("duplicates_set_aside")
+
+    def row_number(self, row):
+        """The position among the documents read of row ``row`` of S."""
+        return int(row if self.rows is None else self.rows[row])
 
     @property
     def n_documents(self):
@@ -130,5 +146,6 @@ def input_gram(data):
         documents, nonzeros = None, int(np.count_nonzero(data.A))
     path = str(data.path)
     summary = {"path": path, "documents": documents, "words": int(gram.n), "nonzeros": nonzeros,
-               "paths": list(getattr(data, "paths", None) or [path])}
+               "paths": list(getattr(data, "paths", None) or [path]),
+               DUPLICATES_SET_ASIDE: getattr(data, "duplicates", None)}
     return InputGram(gram, np.asarray(labels, dtype=object), summary)

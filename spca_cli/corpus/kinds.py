@@ -11,13 +11,17 @@ import re
 
 from spca_cli.errors import Name, SpcaInputError
 
-__all__ = ["FORMATS", "WEIGHTINGS", "detect_format", "is_docword_name", "vocab_path_for"]
+__all__ = ["FORMATS", "WEIGHTINGS", "NEAR_THRESHOLD", "detect_format", "is_docword_name",
+           "vocab_path_for"]
 
 #: what ``format`` (the CLI's ``--input-format``) accepts; auto tells the kind from the name
 FORMATS = ("auto", "uci", "csv", "jsonl", "text")
 
 #: the entries of the document-word matrix: 1 per word present, its count, or tf-idf
 WEIGHTINGS = ("binary", "count", "tfidf")
+
+#: the Jaccard index at which ``near_duplicates`` (``--near-duplicates`` alone) sets a text aside
+NEAR_THRESHOLD = 0.8
 
 _DOCWORD = re.compile(r"^docword\.(?P<name>.+)\.txt(?:\.gz)?$")
 

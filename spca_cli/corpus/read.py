@@ -14,6 +14,8 @@ import numpy as np
 
 from spca_cli.corpus._io import check_file, is_gzip, line_ranges
 from spca_cli.corpus.core import Corpus
+from spca_cli.corpus.duplicates import (TEXT_KINDS, DuplicatePolicy, duplicate_policy,
+                                        exact_keys, set_aside)
 from spca_cli.corpus.kinds import FORMATS, WEIGHTINGS, detect_format
 from spca_cli.corpus.matrix_files import read_mtx, read_npy
 from spca_cli.corpus.memory import Texts, iter_memory
@@ -25,8 +27,8 @@ from spca_cli.corpus.text import iter_text
 from spca_cli.corpus.texts import Strings, read_titles
 from spca_cli.corpus.times import parse_bound
 from spca_cli.corpus.tokenize import (VocabularyBuilder, apply_weighting, filter_words,
-                                      make_analyzer, merge_parts, parse_ngram_range,
-                                      read_stopwords)
+                                      keep_part_rows, make_analyzer, merge_parts,
+                                      parse_ngram_range, read_stopwords)
 from spca_cli.corpus.tweets import first_fields, iter_csv, iter_jsonl
 from spca_cli.corpus.uci import read_uci
 from spca_cli.errors import Name, SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
@@ -102,8 +104,8 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
     ``min_length_applied`` / ``min_count_applied``: those word filters were applied while
     reading (the tokenizer's minimum length; min_count when the parts were merged).
 
-    ``documents`` is the (texts, ids) pair of :class:`Strings` (or Nones), filtered with the
-    rows and returned as the fifth item of the result. ``described`` (the second item) lists
+    ``documents`` is the (texts, ids, rows) of the documents: two :class:`Strings` and an int64
+    array (or Nones), filtered with the rows and returned as the fifth item of the result. ``described`` (the second item) lists
     the row filters applied, each as message parts."""
     described = []
     if len(contains):
@@ -117,7 +119,7 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
             S = S[np.flatnonzero(hit)]
             if times is not None:
                 times, offsets = times[hit], offsets[hit]
-            documents = tuple(None if d is None else d.take(hit) for d in documents)
+            documents = tuple(_take(d, hit) for d in documents)
     if S.shape[0] == 0:
         return None, described
     stoplist = resolve_stopwords(settings["stopwords"])
@@ -134,6 +136,13 @@ def _finish(S, vocabulary, times, offsets, *, path, contains_ids, contains, sett
         raise no_words_error(path, settings)
     S = apply_weighting(S, settings["weighting"])
     return (S, vocabulary, times, offsets, documents), described
+
+
+def _take(values, keep):
+    """``values`` (Strings, an array of rows, or None) at the True places of ``keep``."""
+    if values is None:
+        return None
+    return values[keep] if isinstance(values, np.ndarray) else values.take(keep)
 
 
 def no_words_error(path, settings):
@@ -182,7 +191,7 @@ def _joined(groups):
 def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_column=None,
                 since=None, until=None, contains=(), min_count=None, min_length=None,
                 stopwords=None, weighting=None, lang=(), ngrams=None, titles=None,
-                progress=None):
+                keep_duplicates=None, near_duplicates=None, progress=None):
     """Read one or more input files into a :class:`Corpus`.
 
     Parameters
@@ -219,6 +228,14 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
         N-gram range of the terms, e.g. ``"1-2"``; default unigrams.
     titles : str, optional
         UCI only: a file with one title per document, kept as the documents' texts.
+    keep_duplicates : bool, optional
+        True keeps every document; False sets exact duplicates aside (texts equal once
+        lower-cased, without URLs, @handles, a leading "RT @user:" and extra whitespace; the
+        first one read stays); None (default) does so for tweets (CSV, JSON lines, texts in
+        memory), not for text lines (:mod:`spca_cli.corpus.duplicates`).
+    near_duplicates : float or True, optional
+        Also set aside near duplicates: texts whose word-shingle sets have a Jaccard index of
+        at least this (True: 0.8) with a text kept before them.
     progress : callable, optional
         Called with the number of input bytes read since the last call.
 
@@ -236,22 +253,26 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
 
     Notes
     -----
-    Exact duplicate documents are kept (see :mod:`spca_cli.corpus.tweets`); empty documents are
-    kept as empty rows so that row i is always the i-th document read.
+    Empty documents are kept as empty rows. When duplicates are set aside, ``Corpus.rows``
+    gives each row's position among the documents read, and ``Corpus.duplicates`` how many
+    were set aside by reason.
     """
     with open_inputs(paths, format) as inputs:
         corpus = _read_corpus(inputs.files, name=inputs.label, format=format, vocab=vocab,
                               text_column=text_column, time_column=time_column, since=since,
                               until=until, contains=contains, min_count=min_count,
                               min_length=min_length, stopwords=stopwords, weighting=weighting,
-                              lang=lang, ngrams=ngrams, titles=titles, progress=progress)
+                              lang=lang, ngrams=ngrams, titles=titles,
+                              keep_duplicates=keep_duplicates, near_duplicates=near_duplicates,
+                              progress=progress)
         corpus.options["inputs"] = list(inputs.names)
         corpus.paths = list(inputs.names)
     return corpus
 
 
 #: the options of :func:`read_corpus` that texts in memory take (no times, columns or files)
-TEXTS_OPTIONS = ("contains", "min_count", "min_length", "stopwords", "weighting", "ngrams")
+TEXTS_OPTIONS = ("contains", "min_count", "min_length", "stopwords", "weighting", "ngrams",
+                 "keep_duplicates", "near_duplicates")
 
 
 def read_texts(texts, *, name="<texts>", **options):
@@ -284,7 +305,7 @@ def read_texts(texts, *, name="<texts>", **options):
 
 def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since, until,
                  contains, min_count, min_length, stopwords, weighting, lang, ngrams, titles,
-                 progress):
+                 progress, keep_duplicates=None, near_duplicates=None):
     """:func:`read_corpus` on resolved files, or on one :class:`Texts` (:func:`read_texts`);
     ``name`` (the inputs as given) names the corpus in its messages."""
     kind = MEMORY if isinstance(paths[0], Texts) else _kinds(paths, format)
@@ -295,6 +316,7 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
     contains = tuple(contains or ())
     lang = tuple(lang or ())
     lo, hi = _time_window(since, until)
+    policy = duplicate_policy(kind, keep_duplicates, near_duplicates, name=name)
     raw = kind in (*RAW_KINDS, MEMORY)
     settings = _resolve(dict(min_count=min_count, min_length=min_length, stopwords=stopwords,
                              weighting=weighting), "raw" if raw else "tokenised")
@@ -305,6 +327,8 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
     check_raw_options(name, kind, text_column, time_column, lang)
     if lang:
         options["lang"] = list(lang)
+    if kind in TEXT_KINDS:
+        options.update(policy.options())
     if ngrams is not None:
         if not raw:
             raise SpcaParameterError([Name("ngrams"), " applies to raw text (CSV, JSON lines, "
@@ -325,6 +349,7 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         times = offsets = None
         texts = None if titles is None else read_titles(titles, S.shape[0], source=paths[0])
         ids = Strings(map(str, range(1, S.shape[0] + 1)))  # UCI docIDs are 1-based
+        rows = None
         min_length_applied = counted = False
         known = set(vocabulary.tolist()) if contains else set()
 
@@ -337,11 +362,13 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         # min_count is applied while the parts are merged, unless ``contains`` drops documents
         # first (the counts are then of the documents it keeps: _finish applies it)
         counted = not contains
-        S, vocabulary, times, offsets, meta, (texts, ids) = _stream(
+        S, vocabulary, times, offsets, meta, (texts, ids, rows), set_aside_counts = _stream(
             paths, kind, analyzer, lo, hi, text_column, time_column, progress, lang,
             min_count=int(settings["min_count"]) if counted else 1,
-            binary=settings["weighting"] == "binary")
+            binary=settings["weighting"] == "binary", policy=policy)
         options.update(meta)
+        if set_aside_counts is not None:
+            options["duplicates_set_aside"] = set_aside_counts
         min_length_applied = True
 
         def to_token(word):
@@ -360,12 +387,12 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
                                 contains_ids=contains_ids,
                                 contains=contains, settings=settings,
                                 min_length_applied=min_length_applied,
-                                min_count_applied=counted, documents=(texts, ids))
+                                min_count_applied=counted, documents=(texts, ids, rows))
     if result is None:
         raise _no_documents(name, row_filters + described)
-    S, vocabulary, times, offsets, (texts, ids) = result
+    S, vocabulary, times, offsets, (texts, ids, rows) = result
     corpus = Corpus(S=S, vocabulary=vocabulary, times=times, tz_offsets=offsets, kind=kind,
-                    path=name, options=options, texts=texts, ids=ids)
+                    path=name, options=options, texts=texts, ids=ids, rows=rows)
     logger.info("%s: %d documents, %d words, %d nonzeros", name, corpus.n_documents,
                 corpus.n_words, corpus.nnz)
     return corpus
@@ -390,10 +417,11 @@ def _n_workers():
         return os.cpu_count() or 1
 
 
-def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents):
+def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents, keys=None):
     """Feed ``(texts, epoch, offset, ids)`` chunks through the time window into ``builder``;
-    append each chunk's kept ``(texts, ids)`` as :class:`Strings` to ``documents``;
-    return (epochs, offsets, all_timed)."""
+    append each chunk's kept ``(texts, ids)`` as :class:`Strings` to ``documents`` and, when
+    ``keys`` is a list, the hashes of their normalised texts to it
+    (:func:`~spca_cli.corpus.duplicates.exact_keys`); return (epochs, offsets, all_timed)."""
     epochs, offsets = [], []
     all_timed = True
     for texts, epoch, offset, ids in chunks:
@@ -413,6 +441,8 @@ def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents):
                 ids = None if ids is None else list(compress(ids, keep))
                 epoch, offset = epoch[keep], offset[keep]
         analyzer.count_chunk(texts, builder)
+        if keys is not None:
+            keys.append(exact_keys(texts))
         # a text line's end is not part of its text (the tokenizer saw it as whitespace)
         documents.append((Strings(list(map(str.rstrip, texts, repeat("\r\n")))),
                           None if ids is None else Strings(ids)))
@@ -423,24 +453,33 @@ def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents):
 
 
 def _read_range(path, kind, analyzer_settings, lo, hi, text_column, decided, byte_range,
-                languages, shared_fd=None):
-    """One worker of the parallel ingest: the counts of the lines in ``byte_range``.
+                languages, shared_fd=None, hashing=False):
+    """One worker of the parallel ingest: the counts of the lines in ``byte_range``, and with
+    ``hashing`` the hashes of their normalised texts (else None).
 
     With ``shared_fd`` (:class:`_SharedTexts`) the range's texts are written there, at the
     range's own start, and only their offsets come back."""
     builder = VocabularyBuilder()
     meta = {}
     documents = []
+    keys = [] if hashing else None
     kwargs = dict(meta=meta, byte_range=byte_range)
     if kind == "jsonl":
         kwargs.update(text_column=text_column, decided=decided, languages=languages)
     analyzer = make_analyzer(*analyzer_settings)
     epochs, offsets, all_timed = _read_chunks(_READERS[kind](path, **kwargs), builder,
-                                              analyzer, lo, hi, path, documents)
+                                              analyzer, lo, hi, path, documents, keys)
     if shared_fd is not None:
         documents = _SharedTexts.write(shared_fd, byte_range, documents)
     return (builder.part(), epochs, offsets, all_timed, meta.get("skipped", 0),
-            analyzer.segmenter.dropped, documents)
+            analyzer.segmenter.dropped, documents, _joined_keys(keys))
+
+
+def _joined_keys(keys):
+    """The chunks' key arrays as one (None when not hashing)."""
+    if keys is None:
+        return None
+    return np.concatenate(keys) if keys else np.zeros(0, dtype=np.uint64)
 
 
 class _SharedTexts:
@@ -562,9 +601,10 @@ def _parallel_plan(path, kind, text_column, time_column, languages=()):
     return line_ranges(path, 2 * workers), decided
 
 
-def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, languages=()):
-    """[(part, epochs, offsets, all_timed, documents)] of the ranges of ``path``, read by worker
-    processes,
+def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, languages=(),
+                   hashing=False):
+    """[(part, epochs, offsets, all_timed, documents, keys)] of the ranges of ``path``, read by
+    worker processes (``keys``: the hashes of the normalised texts with ``hashing``, else None),
     or None when a worker met bad input (the serial reader then reports it with its line)."""
     ranges, decided = plan
     # fork: the workers start at once with everything imported (spawn would import scikit-learn
@@ -580,15 +620,16 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     shared = _SharedTexts.create(ranges[-1][1]) if ranges else None
     try:
         with ProcessPoolExecutor(max_workers=min(_n_workers(), len(ranges)),
-                                 mp_context=context) as pool:
+                                 mp_context=context, initializer=_worker_signals) as pool:
             futures = [pool.submit(_read_range, path, kind, analyzer.settings, lo, hi,
                                    text_column, decided, r, languages,
-                                   None if shared is None else shared.fd) for r in ranges]
+                                   None if shared is None else shared.fd, hashing)
+                       for r in ranges]
             try:
                 for (start, stop), future in zip(ranges, futures):
-                    part, epochs, offsets, all_timed, n_skipped, n_dropped, documents = (
-                        future.result())
-                    results.append((part, epochs, offsets, all_timed, documents))
+                    (part, epochs, offsets, all_timed, n_skipped, n_dropped, documents,
+                     keys) = future.result()
+                    results.append((part, epochs, offsets, all_timed, documents, keys))
                     skipped += n_skipped
                     analyzer.segmenter.dropped += n_dropped
                     if progress is not None:
@@ -602,7 +643,8 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
         if shared is not None:
             owner, shared = shared, None  # texts() closes its file, whatever happens
             documents = owner.texts([r[4] for r in results])
-            results = [r[:4] + (documents if i == 0 else [],) for i, r in enumerate(results)]
+            results = [r[:4] + (documents if i == 0 else [], r[5])
+                       for i, r in enumerate(results)]
     finally:
         if shared is not None:
             os.close(shared.fd)
@@ -611,12 +653,26 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     return results
 
 
+def _worker_signals():
+    """A worker's SIGTERM ends it (the default): the pool ends the others that way when one
+    dies, and a worker forked inside the CLI inherits its handler, which turns SIGTERM into
+    SystemExit, whose exit then waits on a result pipe the pool no longer reads."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, languages=(),
-            min_count=1, binary=False):
+            min_count=1, binary=False, policy=DuplicatePolicy()):
     """Tokenise the documents of ``paths`` chunk by chunk into counts (S, vocabulary, times),
     without the words of fewer than ``min_count`` documents; with ``binary`` each count is 1
     (what the binary weighting makes of them: ``contains`` and the word filters see only
     which entries are nonzero).
+
+    The duplicates ``policy`` sets aside are dropped before the counts are merged, so
+    ``min_count`` counts the documents kept; the result's documents are (texts, ids, rows),
+    rows the kept documents' positions among those read (None when all are kept), and its last
+    item the counts set aside by reason (None when the policy sets nothing aside).
 
     Big uncompressed JSON-lines and text files are split into byte ranges of whole lines read
     by worker processes (:data:`PARALLEL_MIN_BYTES`); every other file, and any file whose
@@ -626,6 +682,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
     parts = []
     epochs, offsets = [], []
     documents = []
+    keys = [] if policy.exact else None
     all_timed = True
     meta = {}
     for path in paths:
@@ -634,7 +691,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
         pieces = None
         if plan is not None:
             pieces = _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress,
-                                    languages)
+                                    languages, hashing=keys is not None)
             if pieces is not None and kind == "jsonl":
                 file_meta = {"text_column": text_column or "text", "time_column": plan[1][1]}
         if pieces is None:
@@ -644,12 +701,16 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
                               languages=languages)
             builder = VocabularyBuilder()
             file_documents = []
+            file_keys = [] if keys is not None else None
             file_epochs, file_offsets, timed = _read_chunks(_READERS[kind](path, **kwargs),
                                                             builder, analyzer, lo, hi, path,
-                                                            file_documents)
-            pieces = [(builder.part(), file_epochs, file_offsets, timed, file_documents)]
-        for part, file_epochs, file_offsets, timed, file_documents in pieces:
+                                                            file_documents, file_keys)
+            pieces = [(builder.part(), file_epochs, file_offsets, timed, file_documents,
+                       _joined_keys(file_keys))]
+        for part, file_epochs, file_offsets, timed, file_documents, part_keys in pieces:
             parts.append(part)
+            if keys is not None:
+                keys.append(part_keys)
             documents.extend(file_documents)
             epochs.extend(file_epochs)
             offsets.extend(file_offsets)
@@ -659,15 +720,27 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
         logger.warning("%s: dropped %d runs of Lao, Khmer or Myanmar text longer than %d "
                        "characters (no word segmenter for these scripts)", paths[0],
                        analyzer.segmenter.dropped, UNSEGMENTED_MAX)
+    texts, ids = _merge_documents(documents)
+    rows = counts = keep = None
+    if keys is not None:
+        keep, counts = set_aside(np.concatenate(keys), texts, policy)
+        if keep.all():
+            keep = None
+        else:
+            parts = keep_part_rows(parts, keep)
+            texts, ids = texts.take(keep), _take(ids, keep)
+            rows = np.flatnonzero(keep).astype(np.int64)
     S, vocabulary = merge_parts(parts, min_count, binary)
     if all_timed and epochs:
         times = np.concatenate(epochs).astype(np.int64)
         tz = np.concatenate(offsets).astype(np.int32)
+        if keep is not None:
+            times, tz = times[keep], tz[keep]
     elif all_timed and S.shape[0] == 0:
         times, tz = np.zeros(0, np.int64), np.zeros(0, np.int32)
     else:
         times = tz = None
-    return S, vocabulary, times, tz, meta, _merge_documents(documents)
+    return S, vocabulary, times, tz, meta, (texts, ids, rows), counts
 
 
 def _merge_documents(documents):
@@ -680,7 +753,7 @@ def _merge_documents(documents):
 
 _INGEST_KEYS = ("vocab", "text_column", "time_column", "since", "until", "contains",
                 "min_count", "min_length", "stopwords", "weighting", "lang", "ngrams",
-                "titles")
+                "titles", "keep_duplicates", "near_duplicates")
 
 
 def _given(options):
@@ -780,13 +853,14 @@ def _names(given):
 
 def _refilter(path, kind, labels, given):
     """A saved corpus or an .mtx matrix, with the row and word filters that were asked for."""
-    bad = [k for k in ("vocab", "text_column", "time_column", "titles") if k in given]
+    bad = [k for k in ("vocab", "text_column", "time_column", "titles", "keep_duplicates",
+                       "near_duplicates") if k in given]
     if bad:
         raise SpcaParameterError([*_names(bad), f" cannot apply to a {kind} input"])
     if kind == "mtx":
         S, vocabulary, source = read_mtx(path, labels=labels)
         times = offsets = None
-        documents = (None, None)
+        documents = (None, None, None)
         base = dict(DEFAULTS["tokenised"])
         options = {"format": "mtx", "inputs": [path], "labels": source, **base}
     else:
@@ -795,7 +869,7 @@ def _refilter(path, kind, labels, given):
             return corpus
         S, vocabulary, times, offsets = (corpus.S, corpus.vocabulary, corpus.times,
                                          corpus.tz_offsets)
-        documents = (corpus.texts, corpus.ids)
+        documents = (corpus.texts, corpus.ids, corpus.rows)
         options = dict(corpus.options)
         built = options.get("weighting", "count")
         if given.get("weighting", built) != built:
@@ -820,7 +894,7 @@ def _refilter(path, kind, labels, given):
         if hi is not None:
             keep &= times <= hi
         S, times, offsets = S[np.flatnonzero(keep)], times[keep], offsets[keep]
-        documents = tuple(None if d is None else d.take(keep) for d in documents)
+        documents = tuple(_take(d, keep) for d in documents)
         described.append(list(_SINCE_UNTIL))
     contains = tuple(given.get("contains", ()))
     index = {w: i for i, w in enumerate(vocabulary)}
@@ -830,7 +904,7 @@ def _refilter(path, kind, labels, given):
         settings=settings, min_length_applied=False, documents=documents)
     if result is None:
         raise _no_documents(path, described + more)
-    S, vocabulary, times, offsets, (texts, ids) = result
+    S, vocabulary, times, offsets, (texts, ids, rows) = result
     for k in ("since", "until", "contains", "min_count", "min_length", "stopwords"):
         if k in given:
             options[k] = _iso(given[k]) if k in ("since", "until") else (
@@ -839,4 +913,4 @@ def _refilter(path, kind, labels, given):
         options.update(settings)
     return Corpus(S=S, vocabulary=vocabulary, times=times, tz_offsets=offsets,
                   kind="mtx" if kind == "mtx" else "corpus", path=str(path), options=options,
-                  texts=texts, ids=ids)
+                  texts=texts, ids=ids, rows=rows)

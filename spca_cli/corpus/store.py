@@ -3,7 +3,8 @@
 The file holds the CSR arrays of S, the vocabulary, the times (when there are any), the kind,
 the input path and the ingest options as JSON, and the documents' texts and ids when the input
 had them (:mod:`spca_cli.corpus.texts`: a UTF-8 byte array and offsets each, ``texts_blob``,
-``texts_offsets``, ``ids_blob``, ``ids_offsets``); no pickles, so loading a file never runs code.
+``texts_offsets``, ``ids_blob``, ``ids_offsets``), and ``rows`` (each document's position among
+those read) when duplicates were set aside; no pickles, so loading a file never runs code.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def save_corpus(corpus, path):
     for name in ("texts", "ids"):
         if getattr(corpus, name, None) is not None:
             arrays.update(getattr(corpus, name).to_arrays(name))
+    if getattr(corpus, "rows", None) is not None:
+        arrays["rows"] = np.asarray(corpus.rows, dtype=np.int64)
     with atomic_output(path) as f:
         np.savez(f, **arrays)
 
@@ -149,6 +152,8 @@ _OPTION_TYPES = {
     "min_count": (int,), "min_length": (int,), "stopwords": (str,), "weighting": (str,),
     "labels": (str, type(None)), "source_kind": (str,), "source_path": (str,),
     "lang": (list,), "titles": (str, type(None)),
+    "keep_duplicates": (bool,), "near_duplicates": (float, int, type(None)),
+    "duplicates_set_aside": (dict, type(None)),
 }
 
 
@@ -180,11 +185,17 @@ def _check_options(path, text):
         raise SpcaInputError(path, "damaged corpus: 'options' must be a JSON object")
     for key, types in _OPTION_TYPES.items():
         value = options.get(key)
-        if key in options and (not isinstance(value, types) or isinstance(value, bool)):
+        if key in options and (not isinstance(value, types)
+                               or (isinstance(value, bool) and bool not in types)):
             raise SpcaInputError(path, f"damaged corpus: option '{key}' has the wrong type "
                                        f"({type(value).__name__})")
         if isinstance(value, list) and not all(isinstance(v, str) for v in value):
             raise SpcaInputError(path, f"damaged corpus: option '{key}' must list strings")
+    counts = options.get("duplicates_set_aside")
+    if counts is not None and not (set(counts) <= {"exact", "near"} and all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values())):
+        raise SpcaInputError(path, "damaged corpus: option 'duplicates_set_aside' must map "
+                                   "'exact' and 'near' to counts")
     if "weighting" in options and options["weighting"] not in WEIGHTINGS:
         raise SpcaInputError(path, f"damaged corpus: option 'weighting' is "
                                    f"{options['weighting']!r}, not one of {', '.join(WEIGHTINGS)}")
@@ -257,8 +268,14 @@ def corpus_from_arrays(path, z):
         ids = Strings.from_arrays(z, "ids", n_docs)
     except ValueError as exc:
         raise SpcaInputError(path, f"damaged corpus: {exc}") from None
+    rows = None
+    if "rows" in z:
+        rows = _integer_array(path, z, "rows", n_docs)
+        if n_docs and (rows[0] < 0 or (np.diff(rows) <= 0).any()):
+            raise SpcaInputError(path, "damaged corpus: 'rows' must rise from 0 or more")
     return Corpus(S=S, vocabulary=vocabulary.astype(str), times=times, tz_offsets=offsets,
-                  kind="corpus", path=str(path), options=options, texts=texts, ids=ids)
+                  kind="corpus", path=str(path), options=options, texts=texts, ids=ids,
+                  rows=rows)
 
 
 def _canonical(path, S):

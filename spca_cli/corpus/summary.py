@@ -7,6 +7,7 @@ import numpy as np
 from spca_cli.corpus.core import Corpus, input_gram
 from spca_cli.corpus.times import format_time
 from spca_cli.corpus.tokenize import document_frequency
+from spca_cli.report import DUPLICATES_SET_ASIDE
 from spca_cli.spectrum import single_call_method, top_eigenpairs
 
 __all__ = ["summarize", "top_words"]
@@ -60,4 +61,5 @@ def summarize(data, *, top=10, n_eigenvalues=5):
         values = [float(v) for v in eigen.values]
     out["eigenvalues"] = values
     out["paths"] = sizes["paths"]
+    out[DUPLICATES_SET_ASIDE] = sizes[DUPLICATES_SET_ASIDE]
     return out

@@ -640,7 +640,8 @@ def merge_parts(parts, min_count=1, binary=False):
         word_of.append(union_id)
         # a part holds each word once: its words' documents add up
         documents[union_id[2:]] += word_documents(p_indices, len(words) + 2)[2:]
-    keep = documents >= min_count if min_count > 1 else np.ones(len(vocabulary), dtype=bool)
+    # (a word of no document is one only documents set aside held: keep_part_rows)
+    keep = documents >= max(min_count, 1)
     column = np.where(keep, np.cumsum(keep) - 1, -1)
     vocabulary = vocabulary[keep]
     columns = []
@@ -669,6 +670,26 @@ def merge_parts(parts, min_count=1, binary=False):
     S = sp.csr_array((data, indices, indptr), shape=(n_documents, len(vocabulary)))
     S.has_sorted_indices = True
     return S, vocabulary
+
+
+def keep_part_rows(parts, keep):
+    """The :meth:`VocabularyBuilder.part` results ``parts`` (documents in order) with only the
+    documents where ``keep`` (a boolean mask over all of them) is True; a part's words stay,
+    and those left in no document are dropped by :func:`merge_parts`."""
+    out, first = [], 0
+    for words, indptr, indices, data, n_documents in parts:
+        mask = keep[first:first + n_documents]
+        first += n_documents
+        if mask.all():
+            out.append((words, indptr, indices, data, n_documents))
+            continue
+        lengths = np.diff(indptr)
+        entries = np.repeat(mask, lengths)
+        new_indptr = np.zeros(int(mask.sum()) + 1, dtype=np.int64)
+        np.cumsum(lengths[mask], out=new_indptr[1:])
+        out.append((words, new_indptr, indices[indptr[0]:indptr[-1]][entries],
+                    data[indptr[0]:indptr[-1]][entries], int(mask.sum())))
+    return out
 
 
 def read_stopwords(stopwords):

@@ -7,9 +7,9 @@ the documents' ids as strings (CSV column ``tweet_id``, ``id_str`` or ``id``; JS
 ``id``; "" where a JSON object has none), or ``None`` when a CSV has no id column.
 Only one chunk of text is held at a time.
 
-Exact duplicate tweets are kept: the data is what it is (the airline file has 36 identical rows
-among 14,640), and dropping them would silently change document counts that users check against
-their source. Deduplicate upstream if that is what the analysis needs.
+Every tweet read is yielded, copies included: which of them count once (retweets, the same text
+to another @handle, identical rows) is decided for every reader by
+:mod:`spca_cli.corpus.duplicates`.
 """
 
 from __future__ import annotations

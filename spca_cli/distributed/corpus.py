@@ -56,7 +56,8 @@ def _block_facts(block):
 def _block_documents(block, first_row, components, n_documents):
     """Worker: per topic, the coverage count of the block and its ``n_documents`` best
     documents as records (global row numbers)."""
-    from spca_cli.documents import coverage_counts, document_record, top_rows, topic_scores
+    from spca_cli.documents import (coverage_counts, distinct_top_rows, document_record,
+                                    topic_scores)
 
     counts = coverage_counts(block.S, components)
     best = []
@@ -64,9 +65,10 @@ def _block_documents(block, first_row, components, n_documents):
         scores = topic_scores(block.S, components)
         for j in range(len(components)):
             records = []
-            for row in top_rows(scores[:, j], n_documents):
+            for row in distinct_top_rows(scores[:, j], n_documents, block.texts):
                 record = document_record(block, row, scores[row, j])
-                record["row"] = int(first_row + row)
+                if block.rows is None:  # (with rows, the record holds the position read)
+                    record["row"] = int(first_row + row)
                 records.append(record)
             best.append(records)
     return counts, best
@@ -86,7 +88,8 @@ def _block_assignments(block, first_row, components):
     writer = csv.writer(out, lineterminator="\n")
     for r in range(scores.shape[0]):
         time = "" if block.times is None else format_time(block.times[r], block.tz_offsets[r])
-        writer.writerow([first_row + r, "" if block.ids is None else block.ids[r], time,
+        row = first_row + r if block.rows is None else int(block.rows[r])
+        writer.writerow([row, "" if block.ids is None else block.ids[r], time,
                          best[r] or "", *map(repr, scores[r].tolist())])
     return out.getvalue()
 
@@ -156,6 +159,11 @@ class DistributedCorpus:
         return sum(self.rows)
 
     @property
+    def duplicates(self):
+        """As :attr:`Corpus.duplicates <spca_cli.corpus.core.Corpus.duplicates>`."""
+        return self.options.get("duplicates_set_aside")
+
+    @property
     def n_words(self):
         return len(self.vocabulary)
 
@@ -183,7 +191,7 @@ class DistributedCorpus:
                                   for b in blocks])
         return Corpus(S=S, vocabulary=self.vocabulary, times=times, tz_offsets=tz,
                       kind=self.kind, path=self.path, options=dict(self.options),
-                      paths=list(self.paths), texts=texts, ids=ids)
+                      paths=list(self.paths), texts=texts, ids=ids, rows=_joined_rows(blocks))
 
     def document_frequency(self):
         """Documents each word occurs in, summed over the blocks."""
@@ -194,6 +202,7 @@ class DistributedCorpus:
     def add_documents(self, doc, n_documents):
         """:func:`spca_cli.documents.add_documents` for this corpus: each block's coverage and
         best documents on its worker, then merged (score descending, then row ascending)."""
+        from spca_cli.corpus.duplicates import normalise
         from spca_cli.documents import top_rows
 
         comps = doc.get("components", [])
@@ -215,8 +224,15 @@ class DistributedCorpus:
                 rows = np.array([r["row"] for r in records], dtype=np.int64)
                 # top_rows orders by score, then by position: positions sorted by row first
                 order = np.argsort(rows, kind="stable")
-                picked = top_rows(scores[order], n_documents)
-                comp["top_documents"] = [records[order[i]] for i in picked]
+                picked, seen = [], set()
+                # each block listed distinct texts; one text may top two blocks
+                for i in top_rows(scores[order], len(records)):
+                    record = records[order[i]]
+                    key = None if record["text"] is None else normalise(record["text"])
+                    if key is None or key not in seen:
+                        seen.add(key)
+                        picked.append(record)
+                comp["top_documents"] = picked[:n_documents]
         return doc
 
     def write_assignments(self, path, components):
@@ -367,4 +383,18 @@ def gather_corpus_folder(folder):
 
     return Corpus(S=S, vocabulary=blocks[0].vocabulary, times=times, tz_offsets=tz,
                   kind="corpus", path=str(folder), options=manifest["options"],
-                  paths=[str(folder)], texts=joined("texts"), ids=joined("ids"))
+                  paths=[str(folder)], texts=joined("texts"), ids=joined("ids"),
+                  rows=_joined_rows(blocks))
+
+
+def _joined_rows(blocks):
+    """The blocks' positions among the documents read, or None when they kept every one."""
+    if all(b.rows is None for b in blocks):
+        return None
+    first = 0
+    rows = []
+    for b in blocks:  # (a block without them holds the positions after the last one's)
+        rows.append(b.rows if b.rows is not None
+                    else first + np.arange(b.S.shape[0], dtype=np.int64))
+        first = int(rows[-1][-1]) + 1 if len(rows[-1]) else first
+    return np.concatenate(rows).astype(np.int64)

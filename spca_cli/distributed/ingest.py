@@ -7,8 +7,11 @@ The steps, and where they run:
    or text file is cut into byte ranges of whole lines (:data:`SPLIT_BYTES` each), as the
    single-process parallel ingest does;
 2. workers: each partition is read and tokenised by the very functions of the single-process
-   ingest (:mod:`spca_cli.corpus.read`), ``--since/--until`` and ``--lang`` on the way, then
-   ``--contains``; the counts stay there;
+   ingest (:mod:`spca_cli.corpus.read`), ``--since/--until`` and ``--lang`` on the way, each
+   normalised text hashed when duplicates are set aside; the client gathers the hashes (8 bytes
+   a document; with ``--near-duplicates`` the kept texts too), decides which documents stay
+   (:func:`~spca_cli.corpus.duplicates.set_aside`, as one process does) and the workers drop
+   the others, then apply ``--contains``; the counts stay there;
 3. client: the words of every partition with their document frequencies come back and are
    summed: the union sorted, then the stop list and ``--min-count``, exactly the vocabulary one
    process builds;
@@ -29,6 +32,7 @@ import scipy.sparse as sp
 
 from spca_cli.corpus._io import check_file, is_gzip, line_ranges
 from spca_cli.corpus.core import Corpus
+from spca_cli.corpus.duplicates import duplicate_policy, set_aside
 from spca_cli.corpus.read import (_READERS, RAW_KINDS, _iso, _kinds, _merge_documents,
                                   _no_documents, _read_chunks, _resolve, _time_window,
                                   check_raw_options, no_words_error, not_one_word,
@@ -78,6 +82,8 @@ class Counts:
     skipped: int
     dropped: int
     meta: dict
+    keys: np.ndarray | None = None  # hashes of the normalised texts, when setting duplicates aside
+    rows: np.ndarray | None = None  # positions among the documents read, when some were set aside
 
 
 def split_size(paths, kind, workers):
@@ -114,9 +120,11 @@ def plan_partitions(paths, kind, *, text_column=None, time_column=None, language
     return out
 
 
-def _read_partition(part, analyzer_settings, lo, hi, text_column, time_column, languages):
+def _read_partition(part, analyzer_settings, lo, hi, text_column, time_column, languages,
+                    hashing=False):
     """Worker: read and tokenise one partition with the single-process ingest's functions."""
     meta = {}
+    keys = [] if hashing else None
     kwargs = {"meta": meta}
     if part.byte_range is not None:
         kwargs["byte_range"] = part.byte_range
@@ -128,7 +136,7 @@ def _read_partition(part, analyzer_settings, lo, hi, text_column, time_column, l
     builder = VocabularyBuilder()
     documents = []
     epochs, offsets, timed = _read_chunks(_READERS[part.kind](part.path, **kwargs), builder,
-                                          analyzer, lo, hi, part.path, documents)
+                                          analyzer, lo, hi, part.path, documents, keys)
     words, indptr, indices, data, n_documents = builder.part()
     # builder ids 0 and 1 are the separator and the empty token: columns start at id 2
     # (int32 counts, as the blocks have always held them: part() narrows them for transfer)
@@ -145,7 +153,32 @@ def _read_partition(part, analyzer_settings, lo, hi, text_column, time_column, l
         meta.update(text_column=text_column or "text", time_column=part.decided[1])
     return Counts(words=words, S=S, times=times, tz_offsets=tz, timed=timed, texts=texts,
                   ids=ids, skipped=meta.get("skipped", 0), dropped=analyzer.segmenter.dropped,
-                  meta={k: v for k, v in meta.items() if k != "skipped"})
+                  meta={k: v for k, v in meta.items() if k != "skipped"},
+                  keys=None if keys is None else (np.concatenate(keys) if keys
+                                                  else np.zeros(0, np.uint64)))
+
+
+def _keys_of(counts, with_texts):
+    """Worker -> client: a partition's text hashes (and its texts, for near duplicates)."""
+    return counts.keys, (counts.texts if with_texts else None)
+
+
+def _keep_rows(counts, keep, first):
+    """Worker: the partition without the documents set aside (``keep``, its mask), each kept
+    one's position among all documents read in ``rows`` (``first``: the partition's first)."""
+    if keep.all():
+        return Counts(**{**counts.__dict__, "keys": None,
+                         "rows": first + np.arange(len(keep), dtype=np.int64)})
+    rows = np.flatnonzero(keep)
+
+    def take(d):
+        return None if d is None else d.take(keep)
+
+    return Counts(words=counts.words, S=counts.S[rows], times=None if counts.times is None
+                  else counts.times[keep], tz_offsets=None if counts.tz_offsets is None
+                  else counts.tz_offsets[keep], timed=counts.timed, texts=take(counts.texts),
+                  ids=take(counts.ids), skipped=counts.skipped, dropped=counts.dropped,
+                  meta=counts.meta, rows=first + rows.astype(np.int64))
 
 
 def _keep_containing(counts, tokens):
@@ -167,7 +200,7 @@ def _keep_containing(counts, tokens):
                   else counts.times[hit], tz_offsets=None if counts.tz_offsets is None
                   else counts.tz_offsets[hit], timed=counts.timed, texts=take(counts.texts),
                   ids=take(counts.ids), skipped=counts.skipped, dropped=counts.dropped,
-                  meta=counts.meta)
+                  meta=counts.meta, rows=None if counts.rows is None else counts.rows[hit])
 
 
 def _summary(counts):
@@ -196,7 +229,8 @@ def _row_block(counts, vocabulary, weighting, idf):
     block.sum_duplicates()  # canonical: sorted column indices, as the single-process merge
     block = _weight(block, weighting, idf)
     return Corpus(S=block, vocabulary=vocabulary, times=counts.times,
-                  tz_offsets=counts.tz_offsets, texts=counts.texts, ids=counts.ids)
+                  tz_offsets=counts.tz_offsets, texts=counts.texts, ids=counts.ids,
+                  rows=counts.rows)
 
 
 def _weight(S, weighting, idf):
@@ -224,7 +258,8 @@ def _idf(df, n_documents):
 def read_distributed(client, paths, *, format="auto", text_column=None, time_column=None,
                      since=None, until=None, contains=(), min_count=None, min_length=None,
                      stopwords=None, weighting=None, lang=(), ngrams=None, vocab=None,
-                     titles=None, split_bytes=None):
+                     titles=None, keep_duplicates=None, near_duplicates=None,
+                     split_bytes=None):
     """Read raw corpora (CSV, JSON lines, text) on the workers of ``client``.
 
     The options are those of :func:`~spca_cli.corpus.read.read_corpus`; the result holds the
@@ -256,6 +291,7 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
                                   " apply to UCI docword files only"])
     contains, lang = tuple(contains or ()), tuple(lang or ())
     check_raw_options(name, kind, text_column, time_column, lang)
+    policy = duplicate_policy(kind, keep_duplicates, near_duplicates, name=name)
     lo, hi = _time_window(since, until)
     settings = _resolve(dict(min_count=min_count, min_length=min_length, stopwords=stopwords,
                              weighting=weighting), "raw")
@@ -269,9 +305,12 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
                            languages=lang,
                            split_bytes=split_bytes or split_size(files, kind, workers))
     read = [client.submit(_read_partition, part, analyzer.settings, lo, hi, text_column,
-                          time_column, lang, pure=False) for part in plan]
+                          time_column, lang, policy.exact, pure=False) for part in plan]
     _raise_first_error(client, read, plan, analyzer.settings, lo, hi, text_column,
                        time_column, lang)
+    set_aside_counts = None
+    if policy.exact:
+        read, set_aside_counts = _drop_duplicates(client, read, policy)
     counts = [client.submit(_keep_containing, c, tokens, pure=False) for c in read]
     summaries = gather(client, [client.submit(_summary, c, pure=False) for c in counts])
     del read
@@ -302,7 +341,10 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
     wait(blocks)
 
     options = {"format": kind, "inputs": names, "vocab": None, "since": _iso(since),
-               "until": _iso(until), "contains": list(contains), **settings}
+               "until": _iso(until), "contains": list(contains), **settings,
+               **policy.options()}
+    if set_aside_counts is not None:
+        options["duplicates_set_aside"] = set_aside_counts
     meta = next((s["meta"] for s in summaries if s["meta"]), {})
     options.update(meta)
     if lang:
@@ -315,6 +357,28 @@ def read_distributed(client, paths, *, format="auto", text_column=None, time_col
         path=name, options=options, paths=names, timed=timed,
         has_texts=all(s["has_texts"] for s in summaries if s["documents"]),
         has_ids=any(s["has_ids"] for s in summaries))
+
+
+def _drop_duplicates(client, read, policy):
+    """(the partitions without the documents ``policy`` sets aside, the counts by reason):
+    the hashes gathered in input order, decided here as one process decides them."""
+    from spca_cli.corpus.texts import Strings
+
+    near = policy.near is not None
+    answers = gather(client, [client.submit(_keys_of, c, near, pure=False) for c in read])
+    sizes = [len(k) for k, _ in answers]
+    texts = None
+    if near:
+        texts = Strings.concat([t if t is not None else Strings([""] * n)
+                                for (_, t), n in zip(answers, sizes)])
+    keep, counts = set_aside(np.concatenate([k for k, _ in answers]) if answers
+                             else np.zeros(0, np.uint64), texts, policy)
+    if keep.all():
+        return read, counts
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    kept = [client.submit(_keep_rows, c, keep[a:b], int(a), pure=False)
+            for c, a, b in zip(read, starts[:-1], starts[1:])]
+    return kept, counts
 
 
 def _contains_token(word, analyzer, settings):

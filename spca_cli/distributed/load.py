@@ -10,7 +10,8 @@ from spca_cli.errors import Name, SpcaParameterError
 __all__ = ["load_distributed"]
 
 _FILTERS = ("since", "until", "contains", "min_count", "min_length", "stopwords", "weighting",
-            "lang", "ngrams", "vocab", "text_column", "time_column", "titles")
+            "lang", "ngrams", "vocab", "text_column", "time_column", "titles", "keep_duplicates",
+            "near_duplicates")
 
 
 def load_distributed(client, inputs, *, labels=None, input_format="auto", **ingest_kwargs):
