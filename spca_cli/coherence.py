@@ -21,7 +21,7 @@ import itertools
 
 import numpy as np
 
-__all__ = ["npmi", "topic_coherence"]
+__all__ = ["npmi", "topic_coherence", "coherence_from_counts"]
 
 
 def npmi(document_counts, pair_counts, n_documents):
@@ -58,7 +58,18 @@ def topic_coherence(S, indices):
     columns = sp.csc_array(S)[:, indices]
     present = (columns != 0).astype(np.float64)
     together = (present.T @ present).toarray()  # documents holding both words of each pair
+    return coherence_from_counts(together, n_documents)
+
+
+def coherence_from_counts(together, n_documents):
+    """Mean NPMI over the pairs of k words from ``together`` (k x k): the documents holding both
+    words of each pair, and on its diagonal those holding each word (for a binary S this is
+    A[T, T]); None for fewer than two words or no documents."""
+    together = np.asarray(together, dtype=np.float64)
+    k = together.shape[0]
+    if k < 2 or n_documents <= 0:
+        return None
     counts = np.diag(together)
     values = [npmi((counts[a], counts[b]), together[a, b], n_documents)
-              for a, b in itertools.combinations(range(indices.size), 2)]
+              for a, b in itertools.combinations(range(k), 2)]
     return float(np.mean(values))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spca_cli import bounds as _bounds
-from spca_cli.coherence import topic_coherence
+from spca_cli.coherence import coherence_from_counts, topic_coherence
 from spca_cli.corpus.core import input_gram
 from spca_cli.params import DEFAULTS, DEFLATIONS, check_run
 from spca_cli.solvers.registry import REGISTRY
@@ -165,7 +165,7 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
             solver_notes = _solver_notes(solver, found)
     notes = [str(w.message) for w in caught] + solver_notes + eigen_notes
     topics = _topics(found, A0, labels, lam, notes)
-    _add_coherence(topics, A0)
+    _add_coherence(topics, A0, data, summary)
     total_bound = None if total_list is None else _total_bound(topics, total_list, notes)
 
     notes = list(dict.fromkeys(notes))  # the same warning from several components: once
@@ -192,14 +192,19 @@ def _eigensolver_summary(calls):
             "max_relative_residual": max(relative for _, _, relative in calls)}
 
 
-def _add_coherence(topics, A0):
-    """Each topic's NPMI coherence over the documents of S (none for a dense A or a matrix held
-    by a cluster, whose documents this process does not have)."""
-    S = A0.S
-    if S is None:
+def _add_coherence(topics, A0, data, summary):
+    """Each topic's NPMI coherence over the documents: from S's columns in this process; for
+    documents held by a cluster, from A[T, T] when S is binary (then A_ij counts the documents
+    holding both words, A_ii those holding i); none for a dense A or a weighted S elsewhere."""
+    if A0.S is not None:
+        for topic in topics:
+            topic.coherence = topic_coherence(A0.S, topic.indices)
         return
-    for topic in topics:
-        topic.coherence = topic_coherence(S, topic.indices)
+    options = getattr(data, "options", None) or {}
+    if options.get("weighting") == "binary" and summary.get("documents"):
+        for topic in topics:
+            together = A0.submatrix(np.asarray(topic.indices))
+            topic.coherence = coherence_from_counts(together, summary["documents"])
 
 
 def _unverified_note(eigen):
