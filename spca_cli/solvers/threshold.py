@@ -31,7 +31,9 @@ def threshold(A, k, *, eigen):
     SolverOutput
     """
     k = check_k(A, k)
-    v1 = np.abs(eigen.vectors[:, 0]) * A.active()
+    # removed words last: when fewer than k active words have a nonzero entry, the support is
+    # filled with active words of zero entry, never with a word an earlier topic took
+    v1 = np.where(A.active(), np.abs(eigen.vectors[:, 0]), -np.inf)
     # stable sort: ties broken by the smaller word index, so the output is deterministic
     support = np.argsort(-v1, kind="stable")[:k]
     opt1 = float(eigen.values[0] * np.sum(eigen.vectors[support, 0] ** 2))
