@@ -411,13 +411,16 @@ def _outside_bound(A, theta):
     """An upper bound on every eigenvalue of the view ``A`` compressed to the orthogonal
     complement of Rayleigh-Ritz vectors with values ``theta`` (unclipped): that compression is
     PSD up to ``A.psd_margin``, so its largest eigenvalue is at most its trace, trace(A') -
-    sum theta_i, plus that margin once per dimension. Large on a co-occurrence matrix (its
-    trace spreads over thousands of eigenvalues), it decides only on low-rank matrices;
-    :attr:`Eigen.ceilings` uses it."""
+    sum theta_i, plus that margin once per active word. (A' + eps M is PSD, M the mask of the
+    active words, and its compression's trace holds eps trace(V_perp^T M V_perp) = eps (n_active
+    - ||M V||_F^2): Ritz vectors partly on removed words, as a block Krylov basis of random
+    columns has, leave more than n_active - p, up to n_active, of them.) Large on a
+    co-occurrence matrix (its trace spreads over thousands of eigenvalues), it decides only on
+    low-rank matrices; :attr:`Eigen.ceilings` uses it."""
     diag = A.diagonal()[A.active()]
     trace = float(np.sum(diag))
     theta = np.asarray(theta, dtype=np.float64)
-    rest = max(diag.size - theta.size, 0)
+    rest = diag.size
     rounding = 4.0 * (diag.size + theta.size) * np.finfo(float).eps * float(np.sum(np.abs(diag)))
     return max(trace - float(np.sum(theta)), 0.0) + rest * A.psd_margin + rounding
 
