@@ -450,8 +450,7 @@ def _coordinate_start(A, words, p):
     T = columns[words]
     b = min(A.n, p + _EXTRA)
     top = min(words.size, max(2 * b, _MAX_HOLD))
-    theta, Y = scipy.linalg.eigh(0.5 * (T + T.T), subset_by_index=[words.size - top,
-                                                                      words.size - 1])
+    theta, Y = _leading_eigh(0.5 * (T + T.T), top)
     theta, Y = theta[::-1], Y[:, ::-1]
     count = min(words.size, max(2 * b, _cluster_width(theta, p, b, A.n)))
     Y = np.ascontiguousarray(Y[:, :count])
@@ -511,18 +510,29 @@ def _dense(A, p):
     # one BLAS thread: two spin-wait for each other on busy cores (table above)
     with threadpool_limits(1, user_api="blas"):
         # eigh returns ascending eigenvalues; we keep the top p and reverse them to largest first
-        dense = A.to_dense()
-        vals, vecs = scipy.linalg.eigh(dense, subset_by_index=[n - p, n - 1])
-        if vals.size < p:
-            # LAPACK's subset driver can return fewer pairs than asked when the eigenvalue is
-            # repeated (I + 0.01 J: 1.3 and 1 29 times gave 2 of 4); the full decomposition
-            # cannot
-            vals, vecs = scipy.linalg.eigh(dense, driver="evd")
-            vals, vecs = vals[n - p:], vecs[:, n - p:]
+        vals, vecs = _leading_eigh(A.to_dense(), p)
     vals, vecs = vals[::-1], _sign_fix(np.ascontiguousarray(vecs[:, ::-1]))
     residuals = np.linalg.norm(A.matmat(vecs) - vecs * vals, axis=0)
     return Eigen(values=np.maximum(vals, 0.0), vectors=vecs, residuals=residuals, products=0,
                  method="dense", basis=vecs)
+
+
+def _leading_eigh(M, count):
+    """The ``count`` largest eigenpairs of the dense symmetric ``M``, ascending: LAPACK's subset
+    driver, or the full decomposition when that one returns fewer pairs than asked or fails.
+    It can return fewer when the eigenvalue is repeated (I + 0.01 J: 1.3 and 1 29 times gave 2
+    of 4), and its MRRR algorithm raised "Internal Error" on a 42-word matrix with entries from
+    1e-6 to 2e8 and a repeated eigenvalue (a topics run's coordinate start, ``spca spectrum``);
+    the full decomposition does neither."""
+    size = M.shape[0]
+    try:
+        vals, vecs = scipy.linalg.eigh(M, subset_by_index=[size - count, size - 1])
+    except np.linalg.LinAlgError:
+        vals = vecs = None
+    if vals is None or vals.size < count:
+        vals, vecs = scipy.linalg.eigh(M, driver="evd")
+        vals, vecs = vals[size - count:], vecs[:, size - count:]
+    return vals, vecs
 
 
 def _pair_tolerances(tol, p):
