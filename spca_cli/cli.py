@@ -399,7 +399,15 @@ def _summary_line(corpus, output, seconds):
         span = (f", {format_time(corpus.times[i], corpus.tz_offsets[i])[:10]} .. "
                 f"{format_time(corpus.times[j], corpus.tz_offsets[j])[:10]}")
     return (f"{corpus.n_documents:,} documents x {corpus.n_words:,} words, "
-            f"{corpus.nnz:,} nonzeros{span} -> {output} ({seconds:.1f} s)")
+            f"{corpus.nnz:,} nonzeros{_set_aside(corpus)}{span} -> {output} ({seconds:.1f} s)")
+
+
+def _set_aside(corpus):
+    """``", 364 duplicates set aside"`` for ingest's summary line, "" when none were."""
+    from spca_cli.report import set_aside_text
+
+    text = set_aside_text(corpus.duplicates)
+    return ", " + text.removesuffix(", ") if text else ""
 
 
 @cli.command()
@@ -439,7 +447,7 @@ def ingest(inputs, output, quiet, scheduler, **ingest_kwargs):
             first, last = corpus.time_span()
             span = f", {first[:10]} .. {last[:10]}" if first else ""
             click.echo(f"{corpus.n_documents:,} documents x {corpus.n_words:,} words, "
-                       f"{corpus.nnz:,} nonzeros{span} -> {output} "
+                       f"{corpus.nnz:,} nonzeros{_set_aside(corpus)}{span} -> {output} "
                        f"({len(corpus.blocks)} row blocks, "
                        f"{time.perf_counter() - start:.1f} s)", err=True)
         return

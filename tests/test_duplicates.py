@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spca_cli.corpus import load_corpus, read_corpus
 from spca_cli.corpus.duplicates import exact_keys, near_duplicates, normalise
@@ -81,6 +83,33 @@ def test_retweets_handles_links_case_and_entities_give_one_key():
     # a different word, or the retweet's words inside the text, is another text
     others = ["lost my bags again", "lost my bag again rt @x: yes", "lost my bag"]
     assert len(set(exact_keys(texts[:1] + others).tolist())) == 4
+
+
+def _key_hashes(texts):
+    """The hash of each text's :func:`normalise` key, one text at a time."""
+    from spca_cli.kernels.duplicates import hash_segments
+
+    out = []
+    for text in texts:
+        data = np.frombuffer(normalise(text).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        out.append(hash_segments(data, np.array([0]), np.array([len(data)]))[0])
+    return np.array(out, dtype=np.uint64)
+
+
+_PIECES = ["a", "b", "r", "t", " ", "@", ":", "/", ".", "w", "h", "http://", "https://", "www.",
+           "RT @x:", "rt ", "\u00a0", "\u3000", "\u2028", "\x1c", "\t", "\n", "é", "İ", "&amp;",
+           "&lt;", "\x00", "\u2019", "_", "9", "\ud83d"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join), min_size=1,
+                max_size=5))
+def test_the_hashing_kernel_hashes_the_key_normalise_gives(texts):
+    assert np.array_equal(exact_keys(texts), _key_hashes(texts))
+
+
+def test_the_hashing_kernel_on_the_airline_tweets(airline_texts):
+    assert np.array_equal(exact_keys(airline_texts), _key_hashes(airline_texts))
 
 
 def test_near_duplicates_are_judged_against_the_texts_kept_before_them():
@@ -152,6 +181,15 @@ def test_top_documents_never_show_one_text_twice(tmp_path):
 
 
 # ---------------------------------------------------------------------- the airline tweets
+@pytest.fixture(scope="module")
+def airline_texts():
+    from conftest import shared_file
+
+    with open(shared_file("twitter_us_airline_sentiment.csv"), newline="",
+              encoding="utf-8") as fh:
+        return [row["text"] for row in csv.DictReader(fh)]
+
+
 @pytest.fixture(scope="module")
 def airline_repeated(tmp_path_factory):
     from conftest import shared_file

@@ -614,6 +614,8 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     # from the cache): paid here once, before the fork, the workers start with the counting
     # kernels loaded (the parent needs numba for the merge anyway)
     analyzer.count_chunk(["warm up"], VocabularyBuilder())
+    if hashing:
+        exact_keys(["warm up"])  # (the duplicates' kernel, likewise)
     results = []
     skipped = 0
     # (as long as the ranges planned: every range writes within its own bytes)
