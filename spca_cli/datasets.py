@@ -672,7 +672,8 @@ def _build_airline_matrix(paths):
 
     from spca_cli.corpus import read_corpus
 
-    corpus = read_corpus(str(paths[0]), stopwords="english-2013")
+    # the published matrix has a row for every tweet, repeats included
+    corpus = read_corpus(str(paths[0]), stopwords="english-2013", keep_duplicates=True)
     with open(paths[0], newline="", encoding="utf-8") as fh:
         texts = [row["text"] for row in csv.DictReader(fh)]
     if len(texts) != corpus.n_documents:
