@@ -327,6 +327,12 @@ def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
     # (pairs past rank + 1, which only the total bounds use, may be looser: not counted)
     d = max(int(rank), 1)
     slack = (2 * d + 1) * float(np.max(eigen.residuals[:d + 1], initial=0.0))
+    # pairs not known to be leading took ceilings above theta_i + r_i: leading pairs could
+    # take that much off a bound (twice: lambda_1 and lambda_{d+1} may both enter it)
+    pairs = min(d + 1, len(eigen.values))
+    inflated = [eigen.ceiling(i) - float(eigen.values[i] + eigen.residuals[i])
+                for i in range(pairs)]
+    slack += 2.0 * max(inflated, default=0.0)
     return bool(min(uses) - slack < min(free, default=np.inf))
 
 

@@ -304,8 +304,9 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             out = _solve(spec, A, k, available, certificate, solver_options, seconds)
         solver_bounds = _certifying_bounds(spec, A, out)
         bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
-        if (eigen.residuals[:n_pairs].max(initial=0.0) > TOPICS_TOL * eigen.value(0)
-                and _bounds.eigen_bounds_could_tighten(bound_list, out.value, eigen, rank)):
+        loose = (eigen.residuals[:n_pairs].max(initial=0.0) > TOPICS_TOL * eigen.value(0)
+                 or eigen.known < min(n_pairs, len(eigen.values)))
+        if loose and _bounds.eigen_bounds_could_tighten(bound_list, out.value, eigen, rank):
             # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
             # use eigenvalues could become the tightest with accurate pairs, so the pairs are
             # refined and the solver (whose own bound uses them) runs again on them
@@ -314,7 +315,9 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             # theta_1 = 11.1 with r_1 = 0.05 at a tolerance of 0.3, and the spannogram's
             # OPT_2 + lambda_3 on them, 18.6, stayed below the topic found on refined pairs)
             solver_bounds = _bounds.eigen_free(solver_bounds)
-            eigen = eigenpairs(A, n_pairs, start=eigen.basis, previous=(A, eigen))
+            # from a random block: pairs refined from old Ritz vectors are not known to be the
+            # leading ones (spectrum.top_eigenpairs), those of a cold block are
+            eigen = eigenpairs(A, n_pairs)
             if not out.time_limited:  # (a time-limited solver is not given its time twice)
                 again = _solve(spec, A, k, {**available, "eigen": eigen}, certificate,
                                solver_options, seconds)

@@ -107,9 +107,9 @@ def test_refinement_gives_back_the_bounds_of_accurate_pairs(monkeypatch):
     for a, b in zip(loose.components, accurate.components):
         assert abs(a.upper_bound - b.upper_bound) <= 5 * TOPICS_TOL * theta1
         assert a.indices.tolist() == b.indices.tolist()
-    # each later topic: loose, then refined where its loose pairs could not prove it
-    assert 1 + 2 < loose.eigensolver["calls"] <= 1 + 2 * 2
-    assert accurate.eigensolver["calls"] == 3
+    # each later topic: warm-started (its pairs not known to be the leading ones), then
+    # refined from a random block where the spannogram's bound could be the tightest
+    assert loose.eigensolver["calls"] == accurate.eigensolver["calls"] == 1 + 2 * 2
 
 
 def test_could_tighten_only_when_an_eigenvalue_bound_is_within_its_residuals():
@@ -220,7 +220,9 @@ def test_misconverged_loose_pairs_never_bound_below_the_topic(monkeypatch, seed,
     A = _six_groups(seed)
     result = run_topics(matrix_input(A), solver=solver, k=2, n_components=2, rank=2,
                         deflation="projection", eigensolver="krylov", random_state=seed)
-    assert result.eigensolver["calls"] == 3  # the second view's pairs were refined
+    # the second view's warm-started pairs are not known to be leading: their ceilings rest on
+    # the trace left outside them (refined only where that could be the tightest bound)
+    assert result.eigensolver["calls"] in (2, 3)
     for topic, (view, words) in zip(result.components, _views(A, result, "projection")):
         optimum = _best_on_view(view, words, 2, nonnegative=False)
         assert topic.upper_bound >= optimum * (1 - 1e-12)

@@ -68,14 +68,18 @@ def test_ceilings_of_every_method_bound_the_eigenvalues_of_a_repeated_block(meth
         assert eigen.ceiling(i) >= lam[i] * (1 - 1e-9), (method, i)
 
 
-def test_block_method_knows_its_pairs_and_arpack_only_the_first():
+def test_cold_block_method_knows_its_pairs_warm_starts_and_arpack_none():
     rng = np.random.default_rng(0)
     A = _matrix(rng, 40, "repeated")
     gram = Gram.from_dense(A)
-    assert top_eigenpairs(gram, 6, method="krylov").verified == 6
+    cold = top_eigenpairs(gram, 6, method="krylov")
+    assert cold.verified == 6
     assert top_eigenpairs(gram, 6, method="dense").verified is None  # (LAPACK: all)
     arpack = top_eigenpairs(gram, 6, method="arpack")
-    assert arpack.verified == 1 and arpack.unverified
+    assert arpack.verified == 0 and arpack.unverified
+    view = gram.remove([0])
+    warm = top_eigenpairs(view, 3, method="krylov", start=cold.basis)
+    assert warm.verified == 0
 
 
 def test_outside_bound_is_the_trace_left_over():

@@ -11,9 +11,9 @@ projection views.
 * Every method of :func:`~spca_cli.spectrum.top_eigenpairs` from a cold or coordinate start at
   the tolerances of a topics run's first call.
 * The later calls of a topics run (a warm start from the last Ritz block, or the carried basis
-  of a remove view), at ``CANDIDATE_TOL``: seeds where their ceilings held, and, marked xfail,
-  the ones where a call ended with converged residuals after a product or two and missed an
-  eigenvalue it counted as verified.
+  of a remove view), at ``CANDIDATE_TOL``, including the seeds where such a call ended with
+  converged residuals after a product or two and missed an eigenvalue: those calls count no
+  pair as verified, so their ceilings rest on the trace left outside them.
 """
 
 from __future__ import annotations
@@ -208,51 +208,57 @@ def _later_calls(seed):
 
 
 # A later call that ends with converged residuals one or two block products after a warm start
-# (the last call's Ritz block and max(3, p) random columns) or a carried basis counts its pairs
-# as verified (Eigen.verified = min(p, random columns)), but the random columns have not been
+# (the last call's Ritz block and max(3, p) random columns) or a carried basis counted its pairs
+# as verified (Eigen.verified = min(p, random columns)), but the random columns had not been
 # multiplied often enough to bring out an eigenvector the start lacks: one that projecting a
 # topic out (or removing its words) brought up, or one below the last call's tolerance.
-# theta_i + r_i then lies below lambda_i, and a topic's lambda_1 bound below what another topic
+# theta_i + r_i then lay below lambda_i, and a topic's lambda_1 bound below what another support
 # attains (tests/test_bounds_brute_force_views.py). ARPACK starts every call from the same
 # positive vector v0: once a topic whose weights are its Ritz vector in a repeated eigenspace
-# (v0's part there) is projected out, the copy left is orthogonal to v0, and ARPACK reports
+# (v0's part there) is projected out, the copy left is orthogonal to v0, and ARPACK reported
 # the next eigenvalue as lambda_1 (its one verified pair). Found by running the seeds 0-1499.
-CEILING_MISSES = {
-    24: "arpack, projection: lambda_1 9.43 missed (ceiling 8.03)",
+KRYLOV_MISSES = {
     30: "krylov warm start, projection: lambda_2",
-    61: "arpack, projection: lambda_1",
     108: "krylov warm start, projection: theta_2 + r_2 = 129 < lambda_2 = 218",
     112: "krylov warm start, projection: lambda_1 8.61 missed (ceiling 6.33)",
     149: "krylov warm start, projection: lambda_4",
-    209: "arpack, projection: lambda_1",
     279: "krylov warm start, projection: lambda_3",
-    323: "arpack, projection: lambda_1",
     380: "krylov warm start, projection: lambda_2",
-    594: "arpack, projection: lambda_1",
-    745: "arpack, projection: lambda_1",
-    784: "arpack, projection: lambda_1",
-    797: "arpack, projection: lambda_1",
-    881: "arpack, projection: lambda_1",
-    921: "arpack, projection: lambda_1",
-    942: "arpack, projection: lambda_1",
-    966: "arpack, projection: lambda_1",
     1100: "krylov warm start, projection: lambda_3",
     1196: "krylov warm start, projection: lambda_3 3.76 missed (ceiling 2.98)",
     1252: "krylov warm start, projection: lambda_4",
-    1256: "arpack, projection: lambda_1",
-    1349: "arpack, projection: lambda_1",
     1367: "krylov carried basis, remove: lambda_4 6.26 missed (ceiling 6.07)",
-    1457: "arpack, projection: lambda_1",
 }
+ARPACK_MISSES = {seed: "arpack, projection: lambda_1 missed"
+                 for seed in (24, 61, 209, 323, 594, 745, 784, 797, 881, 921, 942, 966, 1256,
+                              1349, 1457)}
 
 
-@pytest.mark.parametrize("seed", [s for s in range(150) if s not in CEILING_MISSES])
+def _fails(seed):
+    try:
+        _later_calls(seed)
+    except AssertionError:
+        return True
+    return False
+
+
+# While the first seed of a group still fails, the group is expected to (xfail, strict: a seed
+# that passes alone says the markers are out of date); once fixed, they are plain tests.
+_MARKS = {}
+for _group, _reason in ((KRYLOV_MISSES, "a warm-started or carried block Krylov call counts "
+                                        "pairs as verified that missed an eigenvalue"),
+                        (ARPACK_MISSES, "ARPACK from the same start misses what is left of a "
+                                        "repeated eigenvalue after projection")):
+    _mark = pytest.mark.xfail(condition=_fails(min(_group)), strict=True, reason=_reason)
+    _MARKS.update({seed: _mark for seed in _group})
+
+
+@pytest.mark.parametrize("seed", [s for s in range(150) if s not in _MARKS])
 def test_later_calls_ceilings(seed):
     _later_calls(seed)
 
 
-@pytest.mark.parametrize("seed", sorted(CEILING_MISSES))
-@pytest.mark.xfail(strict=True, reason="a later eigen call counts pairs as verified that "
-                                        "missed an eigenvalue")
-def test_later_calls_that_miss_an_eigenvalue(seed):
+@pytest.mark.parametrize("seed", [pytest.param(seed, marks=mark)
+                                  for seed, mark in sorted(_MARKS.items())])
+def test_later_calls_that_missed_an_eigenvalue(seed):
     _later_calls(seed)
