@@ -26,7 +26,8 @@ from spca_cli.kernels.rowbound import PREFIX, offdiag_top_sums, restrict_prefixe
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
-           "eigen_bounds_could_tighten", "below_attained", "eigen_free", "trusted", "cover_rounding",
+           "eigen_bounds_could_tighten", "below_attained", "eigen_free", "uses_eigenpairs", "trusted",
+           "cover_rounding",
            "RowModel",
            "RowBound", "weighted_row_bound", "ROW_BOUND_SOURCE"]
 
@@ -327,12 +328,6 @@ def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
     # (pairs past rank + 1, which only the total bounds use, may be looser: not counted)
     d = max(int(rank), 1)
     slack = (2 * d + 1) * float(np.max(eigen.residuals[:d + 1], initial=0.0))
-    # pairs not known to be leading took ceilings above theta_i + r_i: leading pairs could
-    # take that much off a bound (twice: lambda_1 and lambda_{d+1} may both enter it)
-    pairs = min(d + 1, len(eigen.values))
-    inflated = [eigen.ceiling(i) - float(eigen.values[i] + eigen.residuals[i])
-                for i in range(pairs)]
-    slack += 2.0 * max(inflated, default=0.0)
     return bool(min(uses) - slack < min(free, default=np.inf))
 
 
@@ -342,6 +337,12 @@ def below_attained(bounds, attained):
     call whose theta_1 converged to lambda_2 while lambda_1's direction was still faint in its
     basis: lambda_1 - theta_1 far above r_1), and accurate ones are needed."""
     return bool(tightest(bounds)[0] < attained * (1.0 - PROVEN_RTOL))
+
+
+def uses_eigenpairs(source):
+    """Whether the bound named ``source`` rests on eigenpairs (any source not known to be free of
+    them counts as using them: at worst an unneeded refinement)."""
+    return not source.startswith(_EIGEN_FREE_PREFIXES)
 
 
 def eigen_free(bounds):

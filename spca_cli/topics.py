@@ -10,6 +10,7 @@ SPEC.md defines them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import warnings
@@ -304,9 +305,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             out = _solve(spec, A, k, available, certificate, solver_options, seconds)
         solver_bounds = _certifying_bounds(spec, A, out)
         bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
-        loose = (eigen.residuals[:n_pairs].max(initial=0.0) > TOPICS_TOL * eigen.value(0)
-                 or eigen.known < min(n_pairs, len(eigen.values)))
-        if loose and _bounds.eigen_bounds_could_tighten(bound_list, out.value, eigen, rank):
+        if _could_refine(A, k, eigen, rank, n_pairs, certificate, bound_list, out.value):
             # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
             # use eigenvalues could become the tightest with accurate pairs, so the pairs are
             # refined and the solver (whose own bound uses them) runs again on them
@@ -340,6 +339,27 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         return found, None
     # disjoint supports (remove deflation): the same total bounds as for a joint solver
     return found, _bounds.total_bounds(A0, k, n_components, eigen0, row=row0)
+
+
+def _could_refine(A, k, eigen, rank, n_pairs, certificate, bound_list, value):
+    """Whether refined pairs could make a bound that uses them the tightest of a topic not
+    proven optimal (:func:`~spca_cli.bounds.eigen_bounds_could_tighten`). Pairs not known to be
+    the leading ones (a warm start) bound through weak ceilings; what they would give as
+    leading pairs is judged on the same pairs taken as verified: the view's own bounds made
+    again, the solver's lowered by what its lambda_{d+1} ceiling added."""
+    loose = eigen.residuals[:n_pairs].max(initial=0.0) > TOPICS_TOL * eigen.value(0)
+    unknown = eigen.known < min(n_pairs, len(eigen.values))
+    if not (loose or unknown):
+        return False
+    if not unknown:
+        return _bounds.eigen_bounds_could_tighten(bound_list, value, eigen, rank)
+    as_if = dataclasses.replace(eigen, verified=None)
+    d = eigen.effective_rank(rank)
+    shift = eigen.tail_ceiling(d) - as_if.tail_ceiling(d)
+    own = _bounds.single_bounds(A, k, as_if, row=certificate.bound)
+    solver = [(b - shift if _bounds.uses_eigenpairs(src) else b, src)
+              for b, src in bound_list[len(own):]]
+    return _bounds.eigen_bounds_could_tighten(own + solver, value, as_if, rank)
 
 
 def _certifying_bounds(spec, A, out):
