@@ -103,21 +103,6 @@ def _missed_case(seed, blocks, solver):
     return case
 
 
-def _still_lies(seed, blocks, solver):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        case = _missed_case(seed, blocks, solver)
-        return bool(violations(case, *run_case(case)))
-
-
-# While the shortest of these runs (two topics) still lies they are expected to (xfail, strict:
-# one that passes alone says the markers are out of date); once fixed, they are plain tests.
-_MISSING = pytest.mark.xfail(condition=_still_lies(8327, True, "spannogram"), strict=True,
-                             reason="a warm-started or carried eigen call misses an eigenvalue "
-                                    "it counts as verified")
-
-
-@_MISSING
 @pytest.mark.parametrize("seed,blocks,solver", sorted(MISSED_EIGENVALUE))
 def test_later_eigen_call_missed_an_eigenvalue(seed, blocks, solver):
     _check(_missed_case(seed, blocks, solver))
@@ -139,14 +124,6 @@ def _arpack_topics():
     return second, float(np.linalg.eigvalsh(view[np.ix_(pair, pair)])[-1])
 
 
-def _arpack_lies():
-    second, attained = _arpack_topics()
-    return second.upper_bound < attained * (1 - 1e-9)
-
-
-@pytest.mark.xfail(condition=_arpack_lies(), strict=True,
-                   reason="ARPACK from the same start misses the copy of a repeated eigenvalue "
-                          "left after projection")
 def test_arpack_after_projecting_its_own_ritz_vector_bounds_above_the_optimum():
     """A diagonal matrix with 10 on two words among 30: ARPACK's Ritz vector of 10 is its
     start's part on those words, nonneg takes it as the first topic's weights, and projection

@@ -234,31 +234,16 @@ ARPACK_MISSES = {seed: "arpack, projection: lambda_1 missed"
                               1349, 1457)}
 
 
-def _fails(seed):
-    try:
-        _later_calls(seed)
-    except AssertionError:
-        return True
-    return False
+# seeds where a later call once missed an eigenvalue (before such calls counted no pair as
+# verified): kept as plain tests
+_ONCE_MISSED = sorted(set(KRYLOV_MISSES) | set(ARPACK_MISSES))
 
 
-# While the first seed of a group still fails, the group is expected to (xfail, strict: a seed
-# that passes alone says the markers are out of date); once fixed, they are plain tests.
-_MARKS = {}
-for _group, _reason in ((KRYLOV_MISSES, "a warm-started or carried block Krylov call counts "
-                                        "pairs as verified that missed an eigenvalue"),
-                        (ARPACK_MISSES, "ARPACK from the same start misses what is left of a "
-                                        "repeated eigenvalue after projection")):
-    _mark = pytest.mark.xfail(condition=_fails(min(_group)), strict=True, reason=_reason)
-    _MARKS.update({seed: _mark for seed in _group})
-
-
-@pytest.mark.parametrize("seed", [s for s in range(50) if s not in _MARKS])
+@pytest.mark.parametrize("seed", [s for s in range(50) if s not in _ONCE_MISSED])
 def test_later_calls_ceilings(seed):
     _later_calls(seed)
 
 
-@pytest.mark.parametrize("seed", [pytest.param(seed, marks=mark)
-                                  for seed, mark in sorted(_MARKS.items())])
+@pytest.mark.parametrize("seed", _ONCE_MISSED)
 def test_later_calls_that_missed_an_eigenvalue(seed):
     _later_calls(seed)
