@@ -41,7 +41,7 @@ from spca_cli.distributed import CONNECT_TIMEOUT
 from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError
 from spca_cli.files import (atomic_output, check_output_file, check_output_folder,
                             output_errors)
-from spca_cli.params import DEFAULTS, SEED_MAX
+from spca_cli.params import DEFAULTS, DEFLATIONS, SEED_MAX
 from spca_cli.progress import byte_progress, status, task_progress
 
 __all__ = ["cli", "ingest_options", "labels_option", "quiet_option", "load_from_options",
@@ -614,9 +614,11 @@ def topics_options(fn):
                      show_default=True,
                      help="Rank d of the approximation A_d (spannogram, nonneg) or of the "
                           "sketch (bipartite)."),
-        click.option("--deflation", type=click.Choice(["remove", "projection"]),
-                     default="remove", show_default=True,
-                     help="remove: disjoint words; projection: A <- (I-xx')A(I-xx')."),
+        click.option("--deflation", type=click.Choice(list(DEFLATIONS)), default=None,
+                     help="joint: the best set of disjoint topics, searched together (default "
+                          "with --solver auto); remove: one at a time, each topic's words "
+                          "removed (default with a named solver); projection: "
+                          "A <- (I-xx')A(I-xx')."),
         click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
                      help=f"Seed for every random choice (0 .. {SEED_MAX})."),
         click.option("--time-limit", type=FiniteFloatRange(min=0, min_open=True),

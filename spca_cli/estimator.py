@@ -47,7 +47,9 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         A name of :data:`spca_cli.solvers.registry.REGISTRY`.
     rank : int, default=2
         d of the rank-d approximation (spannogram, nonneg, auto) or of the sketch (bipartite).
-    deflation : {"remove", "projection"}, default="remove"
+    deflation : {"joint", "remove", "projection"} or None, default=None
+        "joint": the best set of disjoint topics searched together; "remove" / "projection":
+        one topic at a time. None: "joint" with the auto solver, "remove" with a named one.
     random_state : int, RandomState instance or None, default=0
         Seed for every random choice (eigensolver start, sampling): a fixed int gives the
         same topics at every fit, as ``spca topics --seed``.
@@ -122,7 +124,7 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions(set(solver_names()))],
         "rank": [Interval(Integral, 1, None, closed="left")],
-        "deflation": [StrOptions(set(DEFLATIONS))],
+        "deflation": [StrOptions(set(DEFLATIONS)), None],
         "random_state": ["random_state"],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "solver_options": [dict, None],

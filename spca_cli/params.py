@@ -18,20 +18,32 @@ from spca_cli.solvers.registry import COMMON_INPUTS
 
 __all__ = ["SEED_MAX", "DEFLATIONS", "DEFAULTS", "OptionError", "FitError",
            "check_random_state_param", "check_eigensolver", "check_time_limit",
-           "check_solver_options", "solver_option_names", "check_fit", "check_run"]
+           "check_solver_options", "solver_option_names", "check_fit", "check_run",
+           "resolve_deflation"]
 
 #: NumPy's RandomState takes seeds in [0, 2**32 - 1]
 SEED_MAX = 2 ** 32 - 1
 
-#: how A changes between components: remove the topic's words, or project the topic out
-DEFLATIONS = ("remove", "projection")
+#: how the topics are found together: as a set of disjoint topics searched jointly, or one at
+#: a time, A changed between them (remove the topic's words, or project the topic out)
+DEFLATIONS = ("joint", "remove", "projection")
 
 #: The defaults of run_topics, ``spca topics`` and :class:`~spca_cli.estimator.SparseTopics`
-DEFAULTS = {"solver": "auto", "k": 10, "n_components": 5, "rank": 2, "deflation": "remove",
+DEFAULTS = {"solver": "auto", "k": 10, "n_components": 5, "rank": 2, "deflation": None,
             "random_state": 0}
 
 #: arguments the pipeline passes to solvers itself; not options
 RESERVED = frozenset({"A", "k", "n_components", *COMMON_INPUTS})
+
+
+def resolve_deflation(solver, deflation):
+    """``deflation`` as given, or, for None (the default), what the solver's topics are by
+    default: the best set searched jointly for ``auto`` ("joint"), one topic at a time with
+    each topic's words removed for a named solver ("remove": its paper's procedure, which the
+    reproduced tables use)."""
+    if deflation is not None:
+        return deflation
+    return "joint" if solver == "auto" else "remove"
 
 
 class OptionError(SpcaParameterError):
@@ -143,7 +155,8 @@ def check_fit(solver, n_words, *, k, n_components, rank, deflation, time_limit,
     if rank > n_words:
         raise FitError("rank", f"rank must be <= the number of words; got rank={rank} > "
                                f"{n_words}")
-    if (deflation == "remove" or solver_spec(solver).joint) and n_components * k > n_words:
+    disjoint = deflation in ("joint", "remove") or solver_spec(solver).joint
+    if disjoint and n_components * k > n_words:
         raise FitError("n_components",
                        f"components * k must be <= the number of words for disjoint topics; "
                        f"got {n_components} * {k} = {n_components * k} > {n_words}")

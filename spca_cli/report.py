@@ -11,7 +11,7 @@ import io
 import json
 
 __all__ = ["to_dict", "render", "render_json", "render_table", "render_csv", "render_markdown",
-           "FORMATS", "LEGEND"]
+           "FORMATS", "LEGEND", "set_search_text"]
 
 FORMATS = ("table", "json", "csv", "markdown")
 #: the ``input`` field (and ``spca info``'s) of the documents set aside as duplicates, by reason:
@@ -68,6 +68,9 @@ def to_dict(result):
         doc["total_upper_bound"] = _round(result.total_bound.value)
         doc["total_bound_source"] = result.total_bound.source
         doc["total_certified_ratio"] = _round(result.total_bound.certified_ratio)
+    if result.set_search is not None:
+        doc["set_search"] = {key: (_round(v) if isinstance(v, float) else v)
+                             for key, v in result.set_search.items()}
     if result.eigensolver:
         doc["eigensolver"] = {key: (_round(v) if isinstance(v, float) else v)
                               for key, v in result.eigensolver.items()}
@@ -87,7 +90,9 @@ LEGEND = (
     ("var ratio", "explained / lambda_i, what the i-th eigenvector explains; topics are not "
                   "orthogonal, so past the first it can exceed 1"),
     ("cum ratio", "the same for topics 1..i together"),
-    ("upper bound", "proved: no topic of k words could explain more than this here"),
+    ("upper bound", "proved: no topic of k words could explain more than this here (joint: "
+                    "with the other topics' words taken out; remove: those of the topics "
+                    "before it)"),
     ("certified", "explained / upper bound: the topic is at least this close to the best "
                   "possible k-word topic"),
 )
@@ -196,10 +201,25 @@ def render_table(doc, *, width=None):
         lines.append(f"total upper bound {doc['total_upper_bound']:.6g} "
                      f"({doc['total_bound_source']}), certified "
                      f"{doc['total_certified_ratio']:.4f}")
+    if "set_search" in doc:
+        lines += _pack(set_search_text(doc["set_search"]).split(" "), width, indent="", sep=" ")
     lines.append("")
     for name, meaning in LEGEND:
         lines += _pack(f"{name}: {meaning}".split(" "), width, indent="", sep=" ")
     return "\n".join(lines) + "\n"
+
+
+def set_search_text(search):
+    """One sentence on how the set was chosen: the best single topic, and what a set holding
+    it would explain against this one."""
+    words = " ".join(search["best_topic_words"][:5])
+    best = f"the best single topic ({words} ...; {search['best_topic_value']:.6g})"
+    if search["best_topic_kept"]:
+        return f"topics searched as a set; topic 1 is {best}"
+    total, kept = search["total"], search["total_with_best_topic"]
+    less = 1.0 - kept / total if total > 0 else 0.0
+    return (f"topics searched as a set; holding {best}, the set would explain {kept:.6g}, "
+            f"{less:.1%} less (--deflation remove: one topic at a time, the best first)")
 
 
 CSV_FIELDS = ["component", "position", "word", "index", "weight", "explained_variance",

@@ -467,6 +467,18 @@ def bipartite(A, k, n_components, *, eigen, rank=4, samples=None, time_limit=Non
                        time_limited=bool(time_limited), info=info)
 
 
+def sketch_supports(A, k, n_components, *, eigen, rank, samples, refine, random_state=0):
+    """The best K disjoint supports of k words that Algorithms 1-2 find on the rank-``rank``
+    sketch of ``A`` in ``samples`` draws (no polish): a start for
+    :func:`~spca_cli.solvers.setsearch.improve_set`. ``eigen`` must hold at least ``rank``
+    pairs of ``A``."""
+    V = low_rank_factor(eigen, rank) * A.active()[:, None]
+    prob = _Problem(A, V, k, n_components)
+    sampled = _sample(prob, V, V.shape[1], n_components, samples, refine, 1,
+                      random_state_of(random_state), None)
+    return [np.asarray(s, dtype=np.int64) for s in sampled["supports"]]
+
+
 def _best_single(A, k, random_state):
     """The better of TPower and greedy on the view ``A`` (one component)."""
     from spca_cli.solvers.greedy import greedy

@@ -1,0 +1,242 @@
+"""The best set of topics, not only the best first one: local search over disjoint supports.
+
+Remove deflation makes each topic the best given the topics BEFORE it; the set it returns is
+not the best set. A frequent word that adds a little to the first topic may be what anchors a
+later one (on KOS the words of a set searched jointly explain 33-35% more than deflation's).
+:func:`improve_set` maximises the set's total sum_j lambda_max(A[T_j, T_j]) over K disjoint
+supports of k words by moves that keep every support at k words:
+
+* **replace**: word u of topic j leaves, a word v no topic holds comes in;
+* **swap**: u of topic j and v of topic l change places.
+
+Every move is screened by a lower bound on its gain, for every (u, v) at once: with x the
+leading eigenvector of A_T (eigenvalue lambda, z = A x) and y = x - x_u e_u, the best unit
+vector in span{y, e_v} has Rayleigh quotient
+
+    mu = (a + c) / 2 + sqrt(((a - c) / 2)^2 + b^2),   a = y^T A y / |y|^2,
+    b = (A y)_v / |y| = (z_v - A_vu x_u) / |y|,       c = A_vv,
+
+and lambda_max(A[T - u + v]) >= mu, since that vector is supported on T - u + v. So a move
+whose mu-gain is positive always improves the total; the few best by mu-gain are then
+measured exactly (a k x k eigenproblem each) and the best exact gain is taken. A swap's gain
+is the sum of two such replacements. The search stops when no measured move gains: a local
+optimum for these moves, never below its start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["SetState", "improve_set", "set_total", "with_first"]
+
+#: moves screened per kind (replace, swap) and measured exactly per step
+SCREENED = 24
+#: a move must gain at least this share of the total (rounding is not a gain)
+MIN_GAIN = 1e-9
+
+
+def _leading(A, support):
+    """lambda_max(A[T, T]) and its unit eigenvector (largest entry positive)."""
+    values, vectors = np.linalg.eigh(A.submatrix(support))
+    x = vectors[:, -1]
+    if x[np.argmax(np.abs(x))] < 0:
+        x = -x
+    return float(values[-1]), x
+
+
+def set_total(A, supports):
+    """sum_j lambda_max(A[T_j, T_j]): what a set of disjoint supports explains together."""
+    return float(sum(_leading(A, np.asarray(s, dtype=np.int64))[0] for s in supports if len(s)))
+
+
+def _mu(a, b, c):
+    """The larger eigenvalue of [[a, b], [b, c]] (elementwise)."""
+    half = 0.5 * (a - c)
+    return 0.5 * (a + c) + np.sqrt(half * half + b * b)
+
+
+class SetState:
+    """K disjoint supports of k words with what the screening needs of each: its leading
+    eigenpair, the columns A[:, T_j] and z_j = A x_j (kept in step as words move)."""
+
+    def __init__(self, A, supports):
+        self.A = A
+        self.supports = [np.asarray(s, dtype=np.int64).copy() for s in supports]
+        self.k = len(self.supports[0])
+        self.diag = A.diagonal()
+        self.allowed = A.active()
+        self.columns = [A.columns(s) for s in self.supports]
+        self.pairs = [_leading(A, s) for s in self.supports]
+
+    @property
+    def values(self):
+        return [value for value, _ in self.pairs]
+
+    @property
+    def total(self):
+        return float(sum(self.values))
+
+    def used(self):
+        mask = np.zeros(self.A.n, dtype=bool)
+        for s in self.supports:
+            mask[s] = True
+        return mask
+
+    def gains(self):
+        """mu-gain G[v, q] of putting word v in place of the q-th word of the set (topic
+        q // k, position q % k), for every word v (an (n, K k) array)."""
+        n, k = self.A.n, self.k
+        G = np.empty((n, len(self.supports) * k))
+        for j, (support, cols, (value, x)) in enumerate(zip(self.supports, self.columns,
+                                                           self.pairs)):
+            z = cols @ x
+            rest = np.maximum(1.0 - x * x, 0.0)  # |y|^2 for each word u leaving
+            a = (value - 2.0 * x * z[support] + self.diag[support] * x * x)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                a = np.where(rest > 1e-12, a / rest, -np.inf)
+                b = (z[:, None] - cols * x[None, :]) / np.sqrt(rest)[None, :]
+            mu = _mu(a[None, :], b, self.diag[:, None])
+            G[:, j * k:(j + 1) * k] = np.where(np.isfinite(mu), mu - value, -np.inf)
+        return G
+
+    def moved(self, changes):
+        """The supports after ``changes`` ({topic: new support}), measured exactly: the new
+        pairs and the total gain."""
+        pairs = {j: _leading(self.A, s) for j, s in changes.items()}
+        gain = sum(pairs[j][0] - self.pairs[j][0] for j in changes)
+        return pairs, gain
+
+    def apply(self, changes, pairs):
+        for j, support in changes.items():
+            keep = np.isin(support, self.supports[j])
+            old_pos = {int(w): p for p, w in enumerate(self.supports[j])}
+            cols = np.empty((self.A.n, self.k))
+            new = [p for p, w in enumerate(support) if not keep[p]]
+            if new:
+                cols[:, new] = self.A.columns(support[new])
+            for p, w in enumerate(support):
+                if keep[p]:
+                    cols[:, p] = self.columns[j][:, old_pos[int(w)]]
+            self.supports[j], self.columns[j], self.pairs[j] = support, cols, pairs[j]
+
+
+def _candidate_moves(state, G, frozen, screened):
+    """The ``screened`` best replacements and swaps by mu-gain, as (gain, {topic: support})."""
+    k, K = state.k, len(state.supports)
+    free = np.array([j not in frozen for j in range(K) for _ in range(k)])
+    words = np.concatenate(state.supports)
+    topic = np.repeat(np.arange(K), k)
+    moves = []
+    # replace: v from the words no topic holds
+    outside = ~state.used() & state.allowed
+    R = np.where(outside[:, None] & free[None, :], G, -np.inf)
+    flat = R.ravel()
+    count = min(screened, flat.size)
+    for idx in np.argpartition(-flat, count - 1)[:count]:
+        if not np.isfinite(flat[idx]):
+            continue
+        v, q = divmod(int(idx), R.shape[1])
+        j, p = divmod(q, k)
+        support = state.supports[j].copy()
+        support[p] = v
+        moves.append((flat[idx], {j: support}))
+    # swap: q of topic j and r of topic l change places; G[words[r], q] + G[words[q], r]
+    if K > 1:
+        Gu = G[words]  # Gu[r, q]: words[r] in place of the q-th word
+        W = Gu + Gu.T
+        W[topic[:, None] == topic[None, :]] = -np.inf
+        W[~free, :] = -np.inf
+        W[:, ~free] = -np.inf
+        W[np.tril_indices_from(W)] = -np.inf  # each pair once
+        flat = W.ravel()
+        count = min(screened, flat.size)
+        for idx in np.argpartition(-flat, count - 1)[:count]:
+            if not np.isfinite(flat[idx]):
+                continue
+            q, r = divmod(int(idx), W.shape[1])
+            (j, p), (l, s) = divmod(q, k), divmod(r, k)
+            sj, sl = state.supports[j].copy(), state.supports[l].copy()
+            sj[p], sl[s] = words[r], words[q]
+            moves.append((flat[idx], {j: sj, l: sl}))
+    moves.sort(key=lambda move: -move[0])
+    return moves
+
+
+def improve_set(A, supports, *, frozen=(), max_moves=1000, screened=SCREENED):
+    """Local search from ``supports`` (K disjoint arrays of k words of the view ``A``).
+
+    Parameters
+    ----------
+    A : Gram
+    supports : list of array of int
+        The start; every support must have the same number of words, all distinct.
+    frozen : iterable of int
+        Topics that keep their words (their words are not offered to the others either).
+    max_moves : int
+        Moves taken at most (each raises the total).
+    screened : int
+        Moves of each kind measured exactly per step, the best by mu-gain.
+
+    Returns
+    -------
+    SetState
+        The supports reached, their leading eigenpairs on ``A``, ``moves`` taken and
+        ``start_total``; its total is never below the start's.
+    """
+    state = SetState(A, supports)
+    frozen = set(int(j) for j in frozen)
+    state.moves, state.start_total = 0, state.total
+    while state.moves < max_moves:
+        G = state.gains()
+        best = None
+        threshold = MIN_GAIN * max(state.total, 1e-300)
+        for _, changes in _candidate_moves(state, G, frozen, screened):
+            pairs, gain = state.moved(changes)
+            if gain > threshold and (best is None or gain > best[0]):
+                best = (gain, changes, pairs)
+        if best is None:
+            break
+        state.apply(best[1], best[2])
+        state.moves += 1
+    return state
+
+
+def _fill(A, support, k, taken):
+    """``support`` grown to k words, each time by the word that raises lambda_max(A_T) most
+    by the mu screening (T + v: a = lambda, b = z_v, c = A_vv), among the active words not in
+    ``taken`` (a boolean mask, updated)."""
+    support = [int(w) for w in support]
+    diag, allowed = A.diagonal(), A.active()
+    while len(support) < k:
+        free = allowed & ~taken
+        if support:
+            value, x = _leading(A, np.asarray(support, dtype=np.int64))
+            z = A.columns(np.asarray(support, dtype=np.int64)) @ x
+            gain = np.where(free, _mu(value, z, diag), -np.inf)
+        else:
+            gain = np.where(free, diag, -np.inf)
+        v = int(np.argmax(gain))
+        support.append(v)
+        taken[v] = True
+    return np.asarray(support, dtype=np.int64)
+
+
+def with_first(A, supports, first):
+    """A set of the same size that holds ``first`` as its topic 0: the support that shares
+    most words with it gives way (the least valuable on ties), the others lose its words and
+    are grown back to k words (:func:`_fill`)."""
+    first = np.asarray(first, dtype=np.int64)
+    k = first.size
+    values = [_leading(A, np.asarray(s, dtype=np.int64))[0] for s in supports]
+    shared = [np.isin(s, first).sum() for s in supports]
+    drop = max(range(len(supports)), key=lambda j: (shared[j], -values[j]))
+    taken = np.zeros(A.n, dtype=bool)
+    taken[first] = True
+    for j, s in enumerate(supports):
+        if j != drop:  # (the words of the one that gives way are free again)
+            taken[np.asarray(s, dtype=np.int64)] = True
+    out = [first]
+    for j, s in enumerate(supports):
+        if j != drop:
+            out.append(_fill(A, [w for w in s if w not in set(first.tolist())], k, taken))
+    return out
