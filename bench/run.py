@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["defaults", "ingest", "certificates", "spannogram", "tpower", "nonneg", "bipartite", "scale",
+ORDER = ["defaults", "sets", "ingest", "certificates", "spannogram", "tpower", "nonneg", "bipartite", "scale",
          "targets", "dask"]
 
 

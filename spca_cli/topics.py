@@ -425,6 +425,11 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
                              samples=SET_SAMPLES, refine=SET_REFINE, random_state=random_state)
     free = improve_set(A0, sketch)
     kept = improve_set(A0, with_first(A0, free.supports, first.indices), frozen=[0])
+    # the set holding the best topic, let go, is a second start (a local optimum of its own)
+    other = improve_set(A0, kept.supports)
+    if other.total > free.total:
+        other.start_total = free.start_total
+        free = other
     keep_first = kept.total >= free.total * (1.0 - KEEP_FIRST_SLACK)
     chosen = kept if keep_first else free
     seconds["search"] = time.perf_counter() - t

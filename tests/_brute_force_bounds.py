@@ -316,6 +316,8 @@ def draw_case(seed, *, blocks=False, **overrides):
                 solver=solver, eigensolver=eigensolver, k=k, deflation=deflation, K=K, rank=rank,
                 patches=patches, options=options)
     case.update(overrides)
+    if case["deflation"] == "joint":  # disjoint topics must fit
+        case["K"] = max(1, min(case["K"], n // case["k"]))
     return case
 
 
@@ -374,8 +376,12 @@ def violations(case, result, calls, *, rtol=1e-9):
     bad = []
     K = len(result.components)
     view = A0
+    together = case["deflation"] == "joint" and not joint and K > 1
     for index, (topic, bound_list) in enumerate(zip(result.components, calls[:K])):
         this = A0 if joint else view
+        if together:  # the set: each topic's view is A without the OTHER topics' words
+            others = [t.indices for i, t in enumerate(result.components) if i != index]
+            this = A0.remove(np.concatenate(others))
         D = this.to_dense()
         best = best_topic(D, this.active(), k)
         if best is None:
@@ -387,8 +393,13 @@ def violations(case, result, calls, *, rtol=1e-9):
         if topic.upper_bound < floor:
             bad.append((f"topic {index + 1} printed", topic.bound_source, topic.upper_bound,
                         best))
-        if not joint:
-            if case["deflation"] == "remove":
+        if together:
+            if index == K - 1 and len(set(np.concatenate(
+                    [t.indices for t in result.components]).tolist())) != K * k:
+                bad.append(("set", "shared words", [t.indices.tolist()
+                                                   for t in result.components], ""))
+        elif not joint:
+            if case["deflation"] in ("remove", "joint"):
                 if not np.all(view.active()[topic.indices]):  # a word an earlier topic took
                     bad.append((f"topic {index + 1}", "removed word", topic.indices.tolist(), ""))
                 view = view.remove(topic.indices)
