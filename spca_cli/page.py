@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 
 from spca_cli import trends
 from spca_cli.report import DUPLICATES_SET_ASIDE, LEGEND, set_aside_text
@@ -107,10 +108,19 @@ def _svg_bar(parts, label, css_class="bar"):
             f'role="img" aria-label="{_e(label)}">{rects}</svg>')
 
 
+def _number(value):
+    """``value`` as a float when it is a finite number, else None: a day's report edited by
+    hand may lack a figure or hold another thing, and the index is still drawn."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
 def word_bars(words, weights):
     """A topic's words as a bar chart: one row per word, the bar its |weight| against the
     largest (a negative weight in red), the signed weight beside it."""
-    weights = weights or [None] * len(words)
+    weights = [_number(w) for w in weights] if isinstance(weights, list) else []
+    weights += [None] * (len(words) - len(weights))
     largest = max((abs(w) for w in weights if w is not None), default=0.0) or 1.0
     rows = []
     for word, weight in zip(words, weights):
@@ -129,23 +139,28 @@ def word_bars(words, weights):
 def certificate_bar(component):
     """The certificate as a picture: the upper bound is the whole bar, the value found on the
     topic's problem (certified ratio x bound) the green part; the gap is what a better topic
-    could at most add."""
-    bound, ratio = component["upper_bound"], component["certified_ratio"]
+    could at most add. "" when the component has no certificate."""
+    bound = _number(component.get("upper_bound"))
+    ratio = _number(component.get("certified_ratio"))
+    if bound is None or ratio is None:
+        return ""
     found = ratio * bound
     bar = _svg_bar([(0, 100, _BOUND_COLOUR), (0, 100 * min(max(ratio, 0.0), 1.0),
                                               _VALUE_COLOUR)],
                    f"value found {found:.6g} of upper bound {bound:.6g}")
+    source = component.get("bound_source")
     return (f'<div class="figure certificate">{bar}<div>certified ratio '
             f'<b>{_data(ratio, f"{ratio:.4f}", "certified-ratio")}</b>: value found '
-            f'{found:.6g} &le; upper bound {_data(bound, f"{bound:.6g}", "upper-bound")} '
-            f'<span class="meta">({_e(component["bound_source"])})</span></div></div>')
+            f'{found:.6g} &le; upper bound {_data(bound, f"{bound:.6g}", "upper-bound")}'
+            + (f' <span class="meta">({_e(source)})</span>' if source else "")
+            + "</div></div>")
 
 
 def _coherence_bar(coherence):
     """NPMI runs from -1 to 1: the bar starts at the middle (0) and goes right or left."""
-    start, width = (50, 50 * coherence) if coherence >= 0 else (50 + 50 * coherence,
-                                                                 -50 * coherence)
-    bar = _svg_bar([(0, 100, _BOUND_COLOUR), (start, width, _VALUE_COLOUR if coherence >= 0
+    clipped = min(max(coherence, -1.0), 1.0)
+    start, width = (50, 50 * clipped) if clipped >= 0 else (50 + 50 * clipped, -50 * clipped)
+    bar = _svg_bar([(0, 100, _BOUND_COLOUR), (start, width, _VALUE_COLOUR if clipped >= 0
                                                  else _NEGATIVE_COLOUR), (49.6, 0.8, "#59636e")],
                    f"coherence {coherence:.3f} on a scale from -1 to 1")
     return (f'<div class="figure coherence">{bar}<div>NPMI of its word pairs (-1 to 1) '
@@ -153,44 +168,55 @@ def _coherence_bar(coherence):
 
 
 def _coverage_bar(coverage, n_documents):
-    share = coverage["share"]
-    bar = _svg_bar([(0, 100, _BOUND_COLOUR), (0, 100 * share, _SHARE_COLOUR)],
+    share, count = _number(coverage.get("share")), _number(coverage.get("documents"))
+    if share is None or count is None:
+        return ""
+    bar = _svg_bar([(0, 100, _BOUND_COLOUR), (0, 100 * min(max(share, 0.0), 1.0),
+                                              _SHARE_COLOUR)],
                    f"in {share:.1%} of the documents")
-    of = f" of {n_documents:,}" if n_documents is not None else ""
-    return (f'<div class="figure coverage">{bar}<div>in {coverage["documents"]:,}{of} '
+    of = f" of {n_documents:,}" if _number(n_documents) is not None else ""
+    return (f'<div class="figure coverage">{bar}<div>in {count:,.0f}{of} '
             f'documents ({_data(share, f"{share:.1%}", "coverage-share")})</div></div>')
 
 
 def _document_where(item):
     parts = []
     if item.get("time"):
-        parts.append(f'<span class="date">{_e(item["time"][:19].replace("T", " "))}</span>')
-    parts.append(_e(f"id {item['id']}") if item.get("id") is not None
-                 else _e(f"row {item['row']}"))
+        parts.append(f'<span class="date">{_e(str(item["time"])[:19].replace("T", " "))}'
+                     "</span>")
+    if item.get("id") is not None:
+        parts.append(_e(f"id {item['id']}"))
+    elif item.get("row") is not None:
+        parts.append(_e(f"row {item['row']}"))
     return " &middot; ".join(parts)
 
 
 def documents_list(items):
     """The top documents: score, time, id, and the text (spaces and newlines collapsed)."""
-    if not items:
-        return ""
     rows = []
-    for item in items:
-        text = " ".join((item.get("text") or "").split())
-        score = _data(item["score"], f"{item['score']:.2f}", "score")
-        rows.append(f'<li><span class="meta">score {score} &middot; {_document_where(item)}'
-                    "</span>"
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        text = " ".join(str(item.get("text") or "").split())
+        score = _number(item.get("score"))
+        where = [f"score {_data(score, f'{score:.2f}', 'score')}"] if score is not None else []
+        where += [_document_where(item)] if _document_where(item) else []
+        rows.append(f'<li><span class="meta">{" &middot; ".join(where)}</span>'
                     + (f'<br><span class="text">{_e(text)}</span>' if text else "") + "</li>")
-    return '<ol class="docs">' + "".join(rows) + "</ol>"
+    return '<ol class="docs">' + "".join(rows) + "</ol>" if rows else ""
 
 
 def _figures_table(component):
-    found_by = (component.get("solver_info") or {}).get("found_by")
-    rows = [("explained", f"{component['explained_variance']:.6g}"),
-            ("var ratio", f"{component['variance_ratio']:.4f}"),
-            ("cum ratio", f"{component['cumulative_ratio']:.4f}")]
+    rows = [(name, f"{value:{spec}}") for name, key, spec in (
+        ("explained", "explained_variance", ".6g"), ("var ratio", "variance_ratio", ".4f"),
+        ("cum ratio", "cumulative_ratio", ".4f"))
+        for value in [_number(component.get(key))] if value is not None]
+    solver_info = component.get("solver_info")
+    found_by = solver_info.get("found_by") if isinstance(solver_info, dict) else None
     if found_by:
         rows.append(("found by", found_by))
+    if not rows:
+        return ""
     return ('<table class="figures">' + "".join(
         f'<tr><th scope="row">{_e(name)}</th><td class="num">{_e(value)}</td></tr>'
         for name, value in rows) + "</table>")
@@ -198,19 +224,25 @@ def _figures_table(component):
 
 def topic_body(component, n_documents):
     """A topic's words (bar chart) beside its certificate, coherence, coverage and figures,
-    then its top documents."""
-    figures = ["<h3>Certificate</h3>", certificate_bar(component)]
-    if component.get("coherence") is not None:
-        figures += ["<h3>Coherence</h3>", _coherence_bar(component["coherence"])]
-    if "coverage" in component:
-        figures += ["<h3>Coverage</h3>", _coverage_bar(component["coverage"], n_documents)]
+    then its top documents; a figure the component lacks is left out."""
+    figures = []
+    certificate = certificate_bar(component)
+    if certificate:
+        figures += ["<h3>Certificate</h3>", certificate]
+    coherence = _number(component.get("coherence"))
+    if coherence is not None:
+        figures += ["<h3>Coherence</h3>", _coherence_bar(coherence)]
+    coverage = component.get("coverage")
+    if isinstance(coverage, dict) and _coverage_bar(coverage, n_documents):
+        figures += ["<h3>Coverage</h3>", _coverage_bar(coverage, n_documents)]
     figures.append(_figures_table(component))
     parts = ['<div class="panels">',
              f'<div class="words"><h3>Words</h3>'
              f'{word_bars(component["words"], component.get("weights"))}</div>',
              '<div class="figures">' + "".join(figures) + "</div>", "</div>"]
-    if component.get("top_documents"):
-        parts += ["<h3>Top documents</h3>", documents_list(component["top_documents"])]
+    documents = documents_list(component.get("top_documents"))
+    if documents:
+        parts += ["<h3>Top documents</h3>", documents]
     return "\n".join(parts)
 
 
