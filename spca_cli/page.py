@@ -399,7 +399,7 @@ def _days_table(reports, by_day, existing):
             topics = ", ".join(
                 f'<span class="date"><a href="#t{today[c["index"]].number}">'
                 f'T{today[c["index"]].number}</a> '
-                f'{_percent((c.get("coverage") or {}).get("share"))}</span>' for c in comps)
+                f'{_percent(today[c["index"]].share(day))}</span>' for c in comps)
         else:
             topics = _e("; ".join(report.get("notes", [])) or "no documents")
         files = " ".join(_day_files(day, existing, short=True))

@@ -64,7 +64,8 @@ def topic_profile(component):
     """{normalised word: squared weight} of a component of a report (sums to 1)."""
     words = component.get("words", [])
     weights = component.get("weights")
-    if not weights or len(weights) != len(words):
+    if (not isinstance(weights, list) or len(weights) != len(words)
+            or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights)):
         weights = [1.0 / math.sqrt(len(words))] * len(words) if words else []
     profile = {}
     for word, w in zip(words, weights):
@@ -129,6 +130,16 @@ class Track:
         return self.days[day][1] if day in self.days else None
 
 
+def _share(component):
+    """The component's ``coverage.share``; None when the report has none (a matrix, or a report
+    edited by hand), so such a day is left blank rather than stopping the index."""
+    coverage = component.get("coverage")
+    share = coverage.get("share") if isinstance(coverage, dict) else None
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share):
+        return None
+    return float(share)
+
+
 def follow_topics(reports, threshold=SAME_TOPIC_OVERLAP, window=TRACK_WINDOW):
     """Tracks of the topics of ``reports`` (sorted by day) and, per day, {topic index: track}.
 
@@ -155,9 +166,7 @@ def follow_topics(reports, threshold=SAME_TOPIC_OVERLAP, window=TRACK_WINDOW):
                 track = Track(number=len(tracks) + 1,
                               words=tuple(comp["words"][:NAME_WORDS]))
                 tracks.append(track)
-            coverage = comp.get("coverage")
-            track.days[report["day"]] = (comp["index"],
-                                         None if coverage is None else coverage["share"])
+            track.days[report["day"]] = (comp["index"], _share(comp))
             today_tracks[comp["index"]] = track
             latest[track.number] = (position, profiles[comp["index"]])
         by_day[report["day"]] = today_tracks
@@ -254,7 +263,7 @@ def render_index(reports, *, plot_note=None):
             today = by_day[day]
             shares = ", ".join(
                 f"T{today[c['index']].number} "
-                f"{_percent(c.get('coverage', {}).get('share'))}".rstrip() for c in comps)
+                f"{_percent(_share(c))}".rstrip() for c in comps)
             fresh = [today[c["index"]] for c in comps if today[c["index"]].number not in seen]
             fresh_text = ", ".join(track.name for track in fresh)
             seen.update(today[c["index"]].number for c in comps)

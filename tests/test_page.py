@@ -206,3 +206,17 @@ def test_hostile_words_and_days_are_escaped_on_the_index():
     assert "<script" not in page and "<i>1" not in page and "<b>bold" not in page
     assert HOSTILE in page_parts(page).text
     assert "T1 &lt;script&gt; \u00b7 x&quot;y \u00b7 a&amp;b" in page
+
+
+def test_a_report_edited_by_hand_still_gives_both_indexes():
+    """A day's JSON that lost its figures or holds other things (it passes the check of a
+    report: day, numbered components with words) is drawn without them, never a crash."""
+    edited = {"day": "2015-03-01", "documents": 5, "components": [
+        {"index": 1, "words": ["a", "b", "c"], "coverage": {"documents": "x"}},
+        {"index": 2, "words": ["d", "e"], "coverage": "bad", "weights": "no",
+         "upper_bound": "high", "top_documents": [1, {"text": "<x>"}]}]}
+    page = render_index_page([_report("2015-02-28", [(REFUND, 0.4)]), edited], None, ())
+    assert "T2 a \u00b7 b \u00b7 c" in page and "&lt;x&gt;" in page
+    assert unresolved_anchors(page) == []
+    markdown = render_index([edited], plot_note="(no chart)")
+    assert "| T1 a \u00b7 b \u00b7 c | 2015-03-01 | 2015-03-01 | 1 | - |" in markdown
