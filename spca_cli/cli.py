@@ -709,9 +709,9 @@ def _topic_kwargs(kwargs):
 @click.argument("inputs", nargs=-1, required=True, metavar="CORPUS|INPUT|MATRIX...")
 @topics_options
 @click.option("--format", "output_format", type=click.Choice(["table", "json", "csv",
-                                                              "markdown"]),
+                                                              "markdown", "html"]),
               default=None, help="Output format [default: from the -o file's extension "
-                                 "(.json, .csv, .md), else table].")
+                                 "(.json, .csv, .md, .html), else table].")
 @click.option("-o", "--output", metavar="FILE", help="Write the result here instead of stdout.")
 @documents_option
 @click.option("--assignments", metavar="FILE.csv",
@@ -730,10 +730,12 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
     Example:
         spca topics docword.kos.txt.gz --solver spannogram --rank 3 -k 10 -c 5
         spca topics tweets.csv --solver tpower -k 8 --format json -o topics.json
+        spca topics tweets.csv --documents 5 -o topics.html
         spca topics tweets.csv --documents 5 --assignments topics-per-tweet.csv
     """
     from spca_cli.corpus import MatrixInput
     from spca_cli.documents import add_documents, write_assignments
+    from spca_cli.page import render_topics_page
     from spca_cli.report import render, to_dict
 
     topic_kwargs = _topic_kwargs(kwargs)
@@ -762,7 +764,9 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
     # a table fills the terminal it is printed on; to a file or pipe nothing is wrapped or cut
     width = (shutil.get_terminal_size((100, 24)).columns
              if output is None and sys.stdout.isatty() else None)
-    count = _write_outputs(render(doc, output_format, width=width), output,
+    text = (render_topics_page(doc) if output_format == "html"
+            else render(doc, output_format, width=width))
+    count = _write_outputs(text, output,
                            None if assignments is None else
                            lambda: write_assignments(assignments, data, doc["components"]))
     if assignments is not None and not quiet:
@@ -771,7 +775,8 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
 
 #: The output format a ``-o`` file's extension asks for when ``--format`` is not given: a user
 #: who writes ``-o topics.json`` expects JSON in it, not the table.
-_FORMAT_OF_EXTENSION = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
+_FORMAT_OF_EXTENSION = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "markdown",
+                        ".html": "html", ".htm": "html"}
 
 
 def _format_of(output):

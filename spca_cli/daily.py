@@ -38,7 +38,7 @@ from spca_cli.errors import (Name, SpcaError, SpcaNoDocumentsError, SpcaOutputEr
                               SpcaParameterError)
 from spca_cli.documents import DEFAULT_DOCUMENTS, add_documents
 from spca_cli.report import render_markdown, to_dict
-from spca_cli import trends
+from spca_cli import page, trends
 
 __all__ = ["resolve_timezone", "resolve_day", "resolve_range", "day_window", "DirLock",
            "atomic_write", "run_daily", "run_daily_range", "write_index", "DailyOutcome",
@@ -353,7 +353,9 @@ def write_index(directory):
         atomic_write(out / "trends.png", png)
     atomic_write(out / "index.md", trends.render_index(
         reports, plot_note=None if png is not None else trends.PLOT_MISSING))
-    atomic_write(out / "index.html", trends.render_html(reports, png))
+    with output_errors(out):
+        existing = os.listdir(out)  # the page links a day's .md and .json only when there
+    atomic_write(out / "index.html", page.render_index_page(reports, png, existing))
 
 
 def resolve_range(from_text, to_text):

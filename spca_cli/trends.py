@@ -14,9 +14,10 @@ topic of the previous analysed day with which its overlap is largest, when that 
 least :data:`SAME_TOPIC_OVERLAP` and no other topic of today has a larger overlap with it
 (pairs are taken greedily, largest overlap first, each topic used once); otherwise it is new.
 
-The threshold is measured on the airline tweets (``spca daily`` with the defaults, 17-24 Feb
-2015, America/Los_Angeles; README, "Topics over days"): pairs that a reader calls the same
-topic overlap 0.56-0.98, different topics at most 0.18, so 0.35 lies in a wide empty gap.
+The threshold is measured on the airline tweets (``spca daily``, 17-24 Feb 2015,
+America/Los_Angeles, with ``-k 6 -c 3`` and with the defaults; docs/daily.md): pairs that a
+reader calls the same topic overlap 0.64-0.98, every other pair at most 0.37, so 0.5 lies in
+the gap.
 Reports without weights (written before weights were reported) count each word equally.
 
 **Prevalence** of a topic on a day: the share of that day's documents that contain at least one
@@ -25,21 +26,26 @@ of its words (its ``coverage.share``).
 
 from __future__ import annotations
 
-import base64
-import html
+import datetime as dt
 import io
 import math
 from dataclasses import dataclass, field
 
 __all__ = ["normalise_word", "topic_profile", "overlap", "match_topics", "Track",
-           "follow_topics", "render_index", "render_html", "plot_trends", "SAME_TOPIC_OVERLAP",
-           "PLOT_MISSING"]
+           "follow_topics", "chart_tracks", "other_share", "mean_share", "analysed_days",
+           "summary_line", "chart_explained", "day_ticks", "render_index", "plot_trends",
+           "SAME_TOPIC_OVERLAP", "CHART_TRACKS", "PLOT_MISSING", "TRACKS_EXPLAINED",
+           "CHART_TITLE"]
 
 SAME_TOPIC_OVERLAP = 0.5
 TRACK_WINDOW = 7
 PLOT_MISSING = ("trends.png needs matplotlib, which is not installed: "
                 "pip install 'spca-cli[plot]'")
-_MAX_CHART_TOPICS = 8
+#: topics drawn on the chart; the others are summed as "other" (every one is listed on the pages)
+CHART_TRACKS = 6
+#: words of a topic's first day that name it
+NAME_WORDS = 3
+NAME_SEPARATOR = " \u00b7 "
 
 
 def normalise_word(word):
@@ -58,7 +64,8 @@ def topic_profile(component):
     """{normalised word: squared weight} of a component of a report (sums to 1)."""
     words = component.get("words", [])
     weights = component.get("weights")
-    if not weights or len(weights) != len(words):
+    if (not isinstance(weights, list) or len(weights) != len(words)
+            or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights)):
         weights = [1.0 / math.sqrt(len(words))] * len(words) if words else []
     profile = {}
     for word, w in zip(words, weights):
@@ -94,12 +101,43 @@ def match_topics(today, previous, threshold=SAME_TOPIC_OVERLAP):
 
 @dataclass
 class Track:
-    """One topic followed across days: its number, its label (the first three words of its
-    first day), and per day the topic index and prevalence (None when not reported)."""
+    """One topic followed across days: its number (1 for the first seen), its top words (the
+    first three of its first day) and per day the topic index and prevalence (None when not
+    reported)."""
 
     number: int
-    label: str
+    words: tuple
     days: dict = field(default_factory=dict)  # day -> (topic index, prevalence or None)
+
+    @property
+    def label(self):
+        """Its top words, ``refund · cancelled · hold``: a name that stays put as the words'
+        order changes from day to day."""
+        return NAME_SEPARATOR.join(self.words)
+
+    @property
+    def name(self):
+        """``T3 refund · cancelled · hold``, as every page calls it."""
+        return f"T{self.number} {self.label}"
+
+    @property
+    def total_share(self):
+        """The sum of its known daily shares: large for a topic that is big, lasting or both."""
+        return sum(share for _, share in self.days.values() if share is not None)
+
+    def share(self, day):
+        """Its share of ``day``'s documents, None when it is not among that day's topics."""
+        return self.days[day][1] if day in self.days else None
+
+
+def _share(component):
+    """The component's ``coverage.share``; None when the report has none (a matrix, or a report
+    edited by hand), so such a day is left blank rather than stopping the index."""
+    coverage = component.get("coverage")
+    share = coverage.get("share") if isinstance(coverage, dict) else None
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share):
+        return None
+    return float(share)
 
 
 def follow_topics(reports, threshold=SAME_TOPIC_OVERLAP, window=TRACK_WINDOW):
@@ -125,22 +163,45 @@ def follow_topics(reports, threshold=SAME_TOPIC_OVERLAP, window=TRACK_WINDOW):
             if comp["index"] in matched:
                 track = tracks[matched[comp["index"]] - 1]
             else:
-                track = Track(number=len(tracks) + 1, label=" ".join(comp["words"][:3]))
+                track = Track(number=len(tracks) + 1,
+                              words=tuple(comp["words"][:NAME_WORDS]))
                 tracks.append(track)
-            coverage = comp.get("coverage")
-            track.days[report["day"]] = (comp["index"],
-                                         None if coverage is None else coverage["share"])
+            track.days[report["day"]] = (comp["index"], _share(comp))
             today_tracks[comp["index"]] = track
             latest[track.number] = (position, profiles[comp["index"]])
         by_day[report["day"]] = today_tracks
     return tracks, by_day
 
 
-def _recurring(tracks):
-    """The tracks seen on at least two days, most days first, at most the chart's number."""
-    recurring = [t for t in tracks if len(t.days) >= 2]
-    recurring.sort(key=lambda t: (-len(t.days), t.number))
-    return sorted(recurring[:_MAX_CHART_TOPICS], key=lambda t: t.number)
+def chart_tracks(tracks, limit=CHART_TRACKS):
+    """(shown, rest): the ``limit`` tracks of largest total share (sum of their daily shares;
+    ties: more days, then the first seen), in track order, and the others, summed as "other".
+
+    The total share ranks a topic that is large on one day against one that is smaller every
+    day by what a reader sees on the chart: the area under its line."""
+    ranked = sorted(tracks, key=lambda t: (-t.total_share, -len(t.days), t.number))
+    shown = sorted(ranked[:limit], key=lambda t: t.number)
+    rest = sorted(ranked[limit:], key=lambda t: t.number)
+    return shown, rest
+
+
+def other_share(rest, day):
+    """The sum of the shares of the ``rest`` tracks on ``day`` (None when none of them is among
+    that day's topics). A document holding words of two of them counts twice, so it is a sum of
+    shares, not a share of the documents."""
+    shares = [t.share(day) for t in rest if t.share(day) is not None]
+    return sum(shares) if shares else None
+
+
+def mean_share(track):
+    """The mean of its known daily shares, None when none is known."""
+    known = [share for _, share in track.days.values() if share is not None]
+    return sum(known) / len(known) if known else None
+
+
+def analysed_days(reports):
+    """The days that have topics, in order."""
+    return [r["day"] for r in reports if r.get("components")]
 
 
 def _percent(share):
@@ -151,12 +212,46 @@ def _md(text):
     return str(text).replace("|", "\\|")
 
 
+def summary_line(reports, tracks):
+    """``8 days, 2015-02-17 to 2015-02-24 (America/Los_Angeles), 14,351 documents; 24 topics
+    followed, numbered as first seen``: what the index covers, in one line."""
+    if not reports:
+        return "No day analysed yet."
+    zones = sorted({r["timezone"] for r in reports if r.get("timezone")})
+    zone = f" ({', '.join(zones)})" if zones else ""
+    documents = sum(r.get("documents", 0) for r in reports)
+    span = (reports[0]["day"] if len(reports) == 1
+            else f"{reports[0]['day']} to {reports[-1]['day']}")
+    count = f"{len(reports)} day{'s' if len(reports) != 1 else ''}"
+    return (f"{count}, {span}{zone}, {documents:,} documents; {len(tracks)} topic"
+            f"{'s' if len(tracks) != 1 else ''} followed, numbered as first seen (T1 first).")
+
+
+#: What a followed topic is and what its share means, said once on every index page.
+TRACKS_EXPLAINED = (
+    f"A topic is the same as a topic of the last {TRACK_WINDOW} analysed days when they share "
+    f"at least {SAME_TOPIC_OVERLAP:.0%} of their weight (plural and singular counted as one "
+    "word). Tn names a topic so followed, numbered as first seen, by the top three words of "
+    "its first day. Share: the day's documents that contain at least one of its words.")
+
+
+def chart_explained(shown, rest):
+    """The sentence under the chart: which topics it draws and what "other" is."""
+    text = (f"The chart draws the {len(shown)} topic{'s' if len(shown) != 1 else ''} of "
+            "largest total share (the sum of their daily shares)")
+    if rest:
+        text += (f"; \"other\" is the sum of the shares of the {len(rest)} other"
+                 f"{'s' if len(rest) != 1 else ''} (a document holding words of two of them "
+                 "counts twice)")
+    return text + ". Blank: not among that day's topics."
+
+
 def render_index(reports, *, plot_note=None):
     """Markdown index: every analysed day (documents, first topic, each topic's followed
-    number and prevalence, the topics new that day), then the recurring topics' prevalence
-    day by day."""
+    number and prevalence, the topics new that day), every followed topic, then the charted
+    topics' prevalence day by day."""
     tracks, by_day = follow_topics(reports)
-    lines = ["# Daily topics", "",
+    lines = ["# Daily topics", "", summary_line(reports, tracks), "",
              "| day | documents | first topic | topics (share of the day's documents) "
              "| new topics |", "|---|---|---|---|---|"]
     seen = set()
@@ -168,41 +263,59 @@ def render_index(reports, *, plot_note=None):
             today = by_day[day]
             shares = ", ".join(
                 f"T{today[c['index']].number} "
-                f"{_percent(c.get('coverage', {}).get('share'))}".rstrip() for c in comps)
-            fresh = [c for c in comps if today[c["index"]].number not in seen]
-            fresh_text = ", ".join(f"{c['index']}: {' '.join(c['words'][:3])}" for c in fresh)
+                f"{_percent(_share(c))}".rstrip() for c in comps)
+            fresh = [today[c["index"]] for c in comps if today[c["index"]].number not in seen]
+            fresh_text = ", ".join(track.name for track in fresh)
             seen.update(today[c["index"]].number for c in comps)
         else:
             first = "; ".join(report.get("notes", [])) or "(no documents)"
             shares = fresh_text = ""
         lines.append(f"| [{day}]({day}.md) | {report.get('documents', 0)} | {_md(first)} | "
                      f"{shares or '-'} | {_md(fresh_text) or '-'} |")
-    recurring = _recurring(tracks)
-    lines += ["", "## Topics over days", "",
-              f"A topic is the same as a topic of the last {TRACK_WINDOW} analysed days when "
-              f"they share at least {SAME_TOPIC_OVERLAP:.0%} of their weight (plural and "
-              "singular counted as one word); Tn names a topic so followed. Share: the day's "
-              "documents that contain at least one of its words (blank: not among that day's "
-              "topics).", ""]
-    if recurring:
-        lines.append("| day | " + " | ".join(f"T{t.number} {_md(t.label)}" for t in recurring)
-                     + " |")
-        lines.append("|---|" + "---|" * len(recurring))
-        for report in reports:
-            if report.get("components"):
-                cells = [_percent(t.days[report["day"]][1]) if report["day"] in t.days else ""
-                         for t in recurring]
-                lines.append(f"| {report['day']} | " + " | ".join(cells) + " |")
+    lines += ["", "## Topics over days", "", TRACKS_EXPLAINED, ""]
+    if not tracks:
+        lines.append("No topic yet.")
     else:
-        lines.append("No topic recurs yet.")
+        lines += ["| topic | first seen | last seen | days | mean share |", "|---|---|---|---|---|"]
+        for track in tracks:
+            present = sorted(track.days)
+            lines.append(f"| {_md(track.name)} | {present[0]} | {present[-1]} | {len(present)} "
+                         f"| {_percent(mean_share(track)) or '-'} |")
+        shown, rest = chart_tracks(tracks)
+        lines += ["", "### Day by day", "", chart_explained(shown, rest), "",
+                  "| day | " + " | ".join(_md(t.name) for t in shown)
+                  + (" | other |" if rest else " |"),
+                  "|---|" + "---|" * (len(shown) + bool(rest))]
+        for day in analysed_days(reports):
+            cells = [_percent(t.share(day)) for t in shown]
+            if rest:
+                cells.append(_percent(other_share(rest, day)))
+            lines.append(f"| {day} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(plot_note or "![Prevalence of the recurring topics](trends.png)")
+    lines.append(plot_note or f"![{CHART_TITLE}](trends.png)")
     return "\n".join(lines) + "\n"
 
 
+CHART_TITLE = "Prevalence of the topics over days"
+
+
+def day_ticks(days):
+    """Tick labels of ``days`` (ISO dates): ``Feb 17``, the year under the first and under each
+    first day of a new year, so a reader always knows which year it is."""
+    labels, year = [], None
+    for text in days:
+        day = dt.date.fromisoformat(text)
+        label = f"{day:%b} {day.day}"
+        if day.year != year:
+            label += f"\n{day.year}"
+            year = day.year
+        labels.append(label)
+    return labels
+
+
 def plot_trends(reports):
-    """PNG bytes of the recurring topics' prevalence over the days, or None when matplotlib is
-    not installed."""
+    """PNG bytes of the charted topics' prevalence over the days (:func:`chart_tracks`, the
+    others summed as "other"), or None when matplotlib is not installed."""
     try:
         import matplotlib
 
@@ -211,98 +324,34 @@ def plot_trends(reports):
     except ImportError:
         return None
     tracks, _ = follow_topics(reports)
-    recurring = _recurring(tracks)
-    days = [r["day"] for r in reports if r.get("components")]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for track in recurring:
-        values = [100 * track.days[d][1] if d in track.days and track.days[d][1] is not None
-                  else float("nan") for d in days]
-        ax.plot(range(len(days)), values, "o-", label=f"T{track.number} {track.label}")
-    ax.set_xticks(range(len(days)))
-    ax.set_xticklabels([d[5:] for d in days], rotation=45 if len(days) > 10 else 0)
+    shown, rest = chart_tracks(tracks)
+    days = analysed_days(reports)
+    # the x axis is the calendar: a day not analysed leaves a gap, not a squeezed tick
+    first = dt.date.fromisoformat(days[0]) if days else None
+    x = [(dt.date.fromisoformat(d) - first).days for d in days]
+
+    def percents(share_of):
+        return [float("nan") if share_of(d) is None else 100 * share_of(d) for d in days]
+
+    fig, ax = plt.subplots(figsize=(9, 5.4))
+    for track in shown:
+        ax.plot(x, percents(track.share), "o-", label=track.name)
+    if rest:
+        ax.plot(x, percents(lambda d: other_share(rest, d)), "s--", color="0.55",
+                label=f"other: {len(rest)} topics (sum of shares)")
+    step = max(1, math.ceil(len(days) / 12))  # at most a dozen labels: none overlap
+    ax.set_xticks(x[::step])
+    ax.set_xticklabels(day_ticks(days)[::step])
+    zones = sorted({r["timezone"] for r in reports if r.get("timezone")})
+    ax.set_xlabel("day" + (f" ({', '.join(zones)})" if zones else ""))
     ax.set_ylabel("share of the day's documents (%)")
     ax.set_ylim(bottom=0)
-    ax.set_title("Prevalence of the recurring topics")
-    if recurring:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(CHART_TITLE)
+    if shown:
+        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+                  frameon=False)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
     out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=110)
+    fig.savefig(out, format="png", dpi=110, bbox_inches="tight")  # the legend under the axes
     plt.close(fig)
     return out.getvalue()
-
-
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
-td.num { text-align: right; }
-.topic { margin: 0.6em 0 1em 0; }
-.words { font-weight: 600; }
-.weight { color: #777; font-weight: normal; font-size: 0.85em; }
-.doc { margin: 0.2em 0 0.2em 1.5em; font-size: 0.92em; }
-.meta { color: #777; }
-img { max-width: 100%; }
-"""
-
-
-def _e(text):
-    return html.escape(str(text), quote=True)
-
-
-def render_html(reports, png=None):
-    """A self-contained page: the trend chart (embedded as a data URI), the recurring topics
-    day by day, and each day's topics with their top documents. Every text is escaped."""
-    tracks, by_day = follow_topics(reports)
-    recurring = _recurring(tracks)
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           "<title>Daily topics</title>", f"<style>{_CSS}</style></head><body>",
-           "<h1>Daily topics</h1>"]
-    if png is not None:
-        data = base64.b64encode(png).decode("ascii")
-        out.append(f'<img alt="Prevalence of the recurring topics" '
-                   f'src="data:image/png;base64,{data}">')
-    else:
-        out.append(f"<p>{_e(PLOT_MISSING)}</p>")
-    if recurring:
-        out.append("<table><tr><th>day</th>"
-                   + "".join(f"<th>T{t.number} {_e(t.label)}</th>" for t in recurring) + "</tr>")
-        for report in reports:
-            if report.get("components"):
-                out.append(f'<tr><td><a href="#d{_e(report["day"])}">{_e(report["day"])}</a></td>'
-                           + "".join(
-                    f'<td class="num">{_e(_percent(t.days[report["day"]][1]))}</td>'
-                    if report["day"] in t.days else "<td></td>" for t in recurring) + "</tr>")
-        out.append("</table>")
-    for report in reversed(reports):
-        day = report["day"]
-        out.append(f'<h2 id="d{_e(day)}">{_e(day)}</h2>')
-        out.append(f"<p>{_e(report.get('documents', 0))} documents"
-                   + (f" ({_e(report['timezone'])})" if report.get("timezone") else "") + "</p>")
-        comps = report.get("components") or []
-        if not comps:
-            out.append(f"<p>{_e('; '.join(report.get('notes', [])) or 'no documents')}</p>")
-        for comp in comps:
-            out.append(_html_topic(comp, by_day.get(day, {}).get(comp["index"])))
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
-
-
-def _html_topic(comp, track):
-    weights = comp.get("weights") or [None] * len(comp["words"])
-    words = " ".join(f"{_e(w)}" + ("" if x is None else f' <span class="weight">{x:.2f}</span>')
-                     for w, x in zip(comp["words"], weights))
-    name = f"T{track.number}" if track is not None else ""
-    cov = comp.get("coverage")
-    covered = (f" &middot; in {cov['documents']:,} documents ({cov['share']:.1%})"
-               if cov else "")
-    parts = [f'<div class="topic"><div>{comp["index"]}. <span class="meta">{_e(name)}</span> '
-             f'<span class="words">{words}</span><span class="meta">{covered}</span></div>']
-    for item in comp.get("top_documents", []):
-        when = item.get("time") or ""
-        ident = f"id {item['id']}" if item.get("id") is not None else f"row {item['row']}"
-        parts.append(f'<div class="doc"><span class="meta">{item["score"]:.2f} &middot; '
-                     f'{_e(when)} {_e(ident)}</span><br>{_e(item.get("text") or "")}</div>')
-    parts.append("</div>")
-    return "\n".join(parts)

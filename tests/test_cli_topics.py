@@ -80,6 +80,9 @@ def test_matrix_input_with_labels_and_every_format(tmp_path):
     weights = doc["components"][0]["weights"]
     assert "    " + "  ".join(f"{w} {x:.2f}" for w, x in zip(words, weights)) in table
     assert "coverage" not in doc["components"][0]  # a matrix has no documents
+    page = invoke(["topics", *base, "--format", "html"]).stdout
+    assert page.startswith("<!DOCTYPE html>") and f'<td class="word">{words[0]}</td>' in page
+    assert 'class="certified-ratio"' in page and 'class="coverage' not in page
 
 
 def test_output_file_is_written_whole_and_stdout_stays_empty(tmp_path):
@@ -237,6 +240,7 @@ def test_eigensolver_report_and_choice():
     ("TOPICS.JSON", None, "json"),
     ("topics.csv", None, "csv"),
     ("topics.md", None, "markdown"),
+    ("topics.HTML", None, "html"),
     ("topics.txt", None, "table"),
     ("topics.json", "table", "table"),
     ("topics.csv", "json", "json"),
@@ -256,6 +260,8 @@ def test_the_output_file_extension_picks_the_format_unless_format_is_given(
         lines = text.splitlines()
         assert lines[0].startswith("component,position,word,")
         assert lines[1].startswith("1,1,bush,")
+    elif looks_like == "html":
+        assert text.startswith("<!DOCTYPE html>") and '<td class="word">bush</td>' in text
     elif looks_like == "markdown":
         assert text.splitlines()[:4] == ["**auto**, k=4, rank=2", "", "| | PC 1 |", "|---|---|"]
     else:

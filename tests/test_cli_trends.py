@@ -11,6 +11,8 @@ from click.testing import CliRunner
 from spca_cli.cli import cli
 from spca_cli.trends import follow_topics, normalise_word, overlap, topic_profile
 
+from _html_pages import page_parts, unresolved_anchors
+
 WEEK = ["2015-02-17", "2015-02-18", "2015-02-19", "2015-02-20", "2015-02-21", "2015-02-22",
         "2015-02-23"]
 TOPICS = ["-k", "6", "-c", "3", "--timezone", "America/Los_Angeles"]
@@ -51,22 +53,29 @@ def test_a_week_in_one_call(airline_csv, tmp_path):
 
     index = (out / "index.md").read_text()
     lines = index.splitlines()
-    assert lines[2].startswith("| day | documents | first topic | topics (share of the day's")
+    assert lines[2].startswith("7 days, 2015-02-17 to 2015-02-23 (America/Los_Angeles), ")
+    assert lines[4].startswith("| day | documents | first topic | topics (share of the day's")
     # "flight cancelled flightled" is one topic all week, and its share is the day's coverage
-    for line, report in zip(lines[4:11], reports):
+    for line, report in zip(lines[6:13], reports):
         share = report["components"][0]["coverage"]["share"]
         assert f"T1 {100 * share:.0f}%" in line
-    assert "T2 service customer thanks" in index
+    assert "T2 service \u00b7 customer \u00b7 thanks" in index
     # the service topic is followed, not new, on every day it returns after the first (the
     # 18th's "thanks"-led variant is another topic)
     returns = 0
-    for line in lines[5:11]:
+    for line in lines[7:13]:
         shares, fresh = line.split(" | ")[-2:]
         returns += "T2 " in shares
-        assert "2: service customer" not in fresh, line
+        assert "T2 " not in fresh, line
     assert returns == 4
-    assert "3: fleet fleek stop" in lines[10]
-    assert "![Prevalence of the recurring topics](trends.png)" in index
+    # a topic new on the last day is named by its number and words, as on every page
+    tracks, _ = follow_topics(reports)
+    fleek = next(t for t in tracks if "fleek" in t.words)
+    assert fleek.name == f"T{len(tracks)} fleet \u00b7 fleek \u00b7 stop"
+    assert lines[12].endswith(f"| {fleek.name} |")
+    for track in tracks:
+        assert f"| {track.name} | " in index  # every followed topic is listed
+    assert "![Prevalence of the topics over days](trends.png)" in index
 
     png = (out / "trends.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
@@ -76,6 +85,13 @@ def test_a_week_in_one_call(airline_csv, tmp_path):
     assert "<style>" in page and "fleet&#x27;s" in page and "fleet's" not in page
     first_tweet = reports[-1]["components"][0]["top_documents"][0]
     assert first_tweet["id"] in page
+    # every topic reachable; every link leads to an element or to a file of the folder
+    parts = page_parts(page)
+    assert {f"t{t.number}" for t in tracks} <= set(parts.ids)
+    assert unresolved_anchors(page) == []
+    files = [h for h in parts.hrefs if not h.startswith("#")]
+    assert len(files) == 2 * len(WEEK) * 2  # each day's .md and .json, in the table and below
+    assert all((out / name).is_file() for name in files)
 
 
 def test_range_options_are_checked(airline_csv, tmp_path):
@@ -130,5 +146,6 @@ def test_plural_folding_and_weight_overlap():
                                     "weights": [0.75, 0.6, 0.28]}))]
     tracks, by_day = follow_topics(days)
     # the service topic is recognised on the 19th although the 18th had a variant in between
-    assert [t.label for t in tracks] == ["service customer thanks", "thanks service great"]
+    assert [t.name for t in tracks] == ["T1 service \u00b7 customer \u00b7 thanks",
+                                        "T2 thanks \u00b7 service \u00b7 great"]
     assert sorted(tracks[0].days) == ["2015-02-17", "2015-02-19"]

@@ -80,9 +80,11 @@ def test_index_marks_topics_that_are_new_since_the_previous_day(tmp_path):
         {"day": "2015-02-19", "documents": 0, "components": []}))
     index = render_index(tmp_path).splitlines()
     assert index[0] == "# Daily topics"
-    day17, day18, day19 = index[4], index[5], index[6]
-    assert "1: flight cancelled late" in day17 and "2: bag lost luggage" in day17
-    assert "2: snow storm weather" in day18 and "1: flight" not in day18
+    assert index[2].startswith("3 days, 2015-02-17 to 2015-02-19, 20 documents; 3 topics")
+    day17, day18, day19 = index[6], index[7], index[8]
+    new17, new18 = day17.split(" | ")[-1], day18.split(" | ")[-1]
+    assert new17 == "T1 flight \u00b7 cancelled \u00b7 late, T2 bag \u00b7 lost \u00b7 luggage |"
+    assert new18 == "T3 snow \u00b7 storm \u00b7 weather |"  # T1 goes on: not new
     assert "no documents" in day19
 
 
