@@ -143,7 +143,7 @@ def bad_config(tmp_path, monkeypatch, edit, name="table1.yaml"):
      "runs[1].solvr: unknown key; expected one of components, deflation, k, label, options, "
      "rank, seed, solver, time_limit"),
     (lambda r: r["runs"][1].update(deflation="hotelling"),
-     "runs[1].deflation: must be one of remove, projection, got 'hotelling'"),
+     "runs[1].deflation: must be one of joint, remove, projection, got 'hotelling'"),
     (lambda r: r["runs"][1].update(time_limit=-1), "runs[1].time_limit: must be a number > 0, "
                                                    "got -1"),
     (lambda r: r["runs"][1].update(label="threshold"),
