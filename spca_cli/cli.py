@@ -38,7 +38,7 @@ import click
 from spca_cli.corpus.kinds import FORMATS, NEAR_THRESHOLD, WEIGHTINGS
 from spca_cli.corpus.sources import open_inputs
 from spca_cli.distributed import CONNECT_TIMEOUT
-from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError
+from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError, SpcaUsageError
 from spca_cli.files import (atomic_output, check_output_file, check_output_folder,
                             output_errors)
 from spca_cli.params import DEFAULTS, SEED_MAX
@@ -192,6 +192,9 @@ class SpcaGroup(click.Group):
             with warnings.catch_warnings(), sigterm_as_exit(), closed_stdout_ends_quietly():
                 warnings.showwarning = handler.show_python_warning
                 return super().invoke(ctx)
+        except SpcaUsageError as exc:
+            command = self.get_command(ctx, ctx.invoked_subcommand or "")
+            raise click.UsageError(cli_message(exc, command)) from None
         except SpcaError as exc:
             command = self.get_command(ctx, ctx.invoked_subcommand or "")
             raise click.ClickException(cli_message(exc, command)) from None

@@ -6,6 +6,12 @@ input (Corpus or MatrixInput) -> Gram operator A -> eigenpairs -> solver -> comp
 Every component's ``explained_variance`` is measured on the ORIGINAL A, while its bound and
 ``certified_ratio`` refer to the problem the solver actually faced (A after deflation), as
 SPEC.md defines them.
+
+``include`` and ``exclude`` (:mod:`spca_cli.constraints`): excluded words are masked out of A
+before the first eigen step (the masked A is the problem: its eigenvalues are reported); every
+topic holds the included words, its bounds bound the best topic holding them, and ``remove``
+deflation removes only a topic's other words, so the topics share the included words and are
+otherwise disjoint (no total bound is reported then: the supports are not disjoint).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from spca_cli import bounds as _bounds
 from spca_cli.coherence import coherence_from_counts, topic_coherence
 from spca_cli.corpus.core import input_gram
 from spca_cli.params import DEFAULTS, DEFLATIONS, check_run
-from spca_cli.solvers.registry import REGISTRY
+from spca_cli.solvers.registry import REGISTRY, solver_spec
 from spca_cli.spectrum import (CANDIDATE_TOL, TOPICS_TOL, first_call_tolerances,
                                top_eigenpairs)
 
@@ -77,12 +83,15 @@ class TopicsResult:
     total_bound: TotalBound | None = None
     notes: list = field(default_factory=list)
     eigensolver: dict = field(default_factory=dict)
+    #: the words included and excluded (:class:`~spca_cli.constraints.Constraints`), or None
+    constraints: object = None
 
 
 def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                n_components=DEFAULTS["n_components"], rank=DEFAULTS["rank"],
                deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
-               time_limit=None, solver_options=None, seconds=None, eigensolver="auto"):
+               time_limit=None, solver_options=None, seconds=None, eigensolver="auto",
+               include=None, exclude=None):
     """Find ``n_components`` sparse topics of ``data`` and certify each.
 
     Parameters
@@ -112,6 +121,11 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
         The ``method`` of :func:`~spca_cli.spectrum.top_eigenpairs` for every eigen step; what
         ran, the sparse products with S it made per call and the worst residual are reported
         in ``TopicsResult.eigensolver``.
+    include, exclude : list of str or str, optional
+        Words (labels) every topic must contain, and words no topic may contain (a list, or one
+        comma-separated string); see :mod:`spca_cli.constraints`. A word not in the vocabulary,
+        more included words than k, or a word in both is a
+        :class:`~spca_cli.errors.SpcaUsageError`.
 
     Returns
     -------
@@ -120,10 +134,22 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     solver_options = dict(solver_options or {})
     seconds = dict(seconds or {})
     A0, labels, summary = input_gram(data)
+    constraints = None
+    if include or exclude:
+        from spca_cli.constraints import resolve
+        from spca_cli.solvers._base import check_int
+
+        constraints = resolve(labels, include, exclude, k=check_int("k", k, 1),
+                              n_components=check_int("n_components", n_components, 1),
+                              deflation=deflation, joint=solver_spec(solver).joint)
+        if constraints.exclude.size:
+            A0 = A0.remove(constraints.exclude)
+    forced = None if constraints is None else constraints.forced
     k, n_components, rank = check_run(
-        solver, A0.n, k=k, n_components=n_components, rank=rank, deflation=deflation,
-        random_state=random_state, eigensolver=eigensolver, time_limit=time_limit,
-        solver_options=solver_options)
+        solver, int(A0.active().sum()), k=k, n_components=n_components, rank=rank,
+        deflation=deflation, random_state=random_state, eigensolver=eigensolver,
+        time_limit=time_limit, solver_options=solver_options,
+        shared=0 if forced is None else forced.size)
     joint = REGISTRY[solver].joint
     n_eig = max(rank + 1, n_components + 1, 2)
 
@@ -163,9 +189,13 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
         else:
             found, total_list = _run_deflation(
                 solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
-                time_limit, solver_options, seconds, eigenpairs)
+                time_limit, solver_options, seconds, eigenpairs, forced)
             solver_notes = _solver_notes(solver, found)
     notes = [str(w.message) for w in caught] + solver_notes + eigen_notes
+    if forced is not None:
+        words = ", ".join(constraints.include_words)
+        notes.append(f"every topic contains {words}; each upper bound is for the best {k}-word "
+                     f"topic containing {'it' if forced.size == 1 else 'them'}")
     topics = _topics(found, A0, labels, lam, notes)
     _add_coherence(topics, A0, data, summary)
     total_bound = None if total_list is None else _total_bound(topics, total_list, notes)
@@ -183,7 +213,7 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
         eigenvalues=[float(v) for v in lam[:max(n_components, rank + 1)]],
         components=topics, total_explained_variance=float(sum(t.explained_variance for t in topics)),
         seconds=seconds, total_bound=total_bound, notes=notes,
-        eigensolver=_eigensolver_summary(eigen_calls))
+        eigensolver=_eigensolver_summary(eigen_calls), constraints=constraints)
 
 
 def _eigensolver_summary(calls):
@@ -266,8 +296,9 @@ def _solver_notes(solver, found):
 
 
 def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
-                   time_limit, solver_options, seconds, eigenpairs):
-    """One component at a time, deflating A between them.
+                   time_limit, solver_options, seconds, eigenpairs, forced=None):
+    """One component at a time, deflating A between them; with ``forced`` (included words)
+    every component holds them and ``remove`` deflation removes only its other words.
 
     Returns [(SolverOutput, its bound list)] and the total bound list (None unless the
     supports are disjoint)."""
@@ -275,7 +306,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     A, eigen = A0, eigen0
     source = None  # the view A was made from (remove deflation: its Ritz vectors carry over)
     found = []
-    disjoint = deflation == "remove"
+    disjoint = deflation == "remove" and forced is None
     seconds["bounds"] = 0.0
     certificate = None
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
@@ -286,7 +317,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
                                previous=(source, eigen))
         available = {"eigen": eigen, "rank": rank, "random_state": random_state,
-                     "time_limit": time_limit}
+                     "time_limit": time_limit, "forced": forced}
         out = None
         if "certificate" not in spec.inputs:
             # a solver that does not use the certificate runs first: the value it reaches lets
@@ -301,11 +332,14 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             attained=None if out is None else out.value)
         if index == 1:
             row0 = certificate.bound
+        held = None
+        if forced is not None:
+            held = _forced_certificate(A, k, certificate, forced, out)
         seconds["bounds"] += time.perf_counter() - t
         if out is None:
             out = _solve(spec, A, k, available, certificate, solver_options, seconds)
         solver_bounds = _certifying_bounds(spec, A, out)
-        bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
+        bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held)
         if _could_refine(A, k, eigen, rank, n_pairs, certificate, bound_list, out.value):
             # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
             # use eigenvalues could become the tightest with accurate pairs, so the pairs are
@@ -325,13 +359,15 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
                 solver_bounds += _certifying_bounds(spec, A, again)
                 if again.value >= out.value:
                     out = again
-            bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
+            bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds,
+                                           held)
         found.append((out, bound_list))
         logger.info("component %d: %s", index, " ".join(str(labels[i]) for i in out.indices))
         if index < n_components:
             source = A
             if deflation == "remove":
-                A = A.remove(out.indices)
+                A = A.remove(out.indices if forced is None
+                             else np.setdiff1d(out.indices, forced))
             else:
                 x = np.zeros(A.n)
                 x[out.indices] = out.weights
@@ -379,19 +415,47 @@ def _certifying_bounds(spec, A, out):
 
 
 def _solve(spec, A, k, inputs, certificate, solver_options, seconds):
-    """One timed run of a single-component solver, given the certificate if it uses one."""
+    """One timed run of a single-component solver, given the certificate if it uses one. With
+    included words (``inputs["forced"]``), a topic without them (a solver that does not take
+    them) is repaired (:func:`spca_cli.constraints.repair`)."""
     t = time.perf_counter()
     if "certificate" in spec.inputs:
         inputs = {**inputs, "certificate": certificate}
     out = spec.run(A, k, inputs, solver_options)
+    forced = inputs.get("forced")
+    if forced is not None and not np.isin(forced, out.indices).all():
+        from spca_cli.constraints import repair
+
+        out = repair(A, k, forced, out, random_state=inputs.get("random_state"))
     seconds["solve"] += time.perf_counter() - t
     return out
 
 
-def _component_bounds(A, k, eigen, certificate, solver_bounds, seconds):
-    """A component's bound list: the view's own bounds, then the solver's."""
+def _forced_certificate(A, k, certificate, forced, out):
+    """``(forced, bound)``: the forced row bound of the view
+    (:func:`spca_cli.constraints.forced_row_bound`) on the certificate's model, from its
+    weights; it stops once it proves ``out`` (when the solver ran first) optimal."""
+    from spca_cli.constraints import ForcedColumns, forced_row_bound
+
+    model = certificate.model
+    return forced, forced_row_bound(model, ForcedColumns(A, model, forced), k,
+                                    start=certificate.bound.weights,
+                                    rtol=_bounds.CERTIFICATE_RTOL,
+                                    attained=None if out is None else out.value)
+
+
+def _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held=None):
+    """A component's bound list: the view's own bounds, then (with included words) the ones
+    sharpen and the forced row bound (``held``, from :func:`_forced_certificate`), then the
+    solver's."""
     t = time.perf_counter()
-    bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound) + solver_bounds
+    bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound)
+    if held is not None:
+        from spca_cli.constraints import FORCED_ROW_SOURCE, forced_bounds
+
+        forced, row = held
+        bound_list += forced_bounds(A, k, eigen, forced) + [(row.value, FORCED_ROW_SOURCE)]
+    bound_list += solver_bounds
     seconds["bounds"] += time.perf_counter() - t
     return bound_list
 
