@@ -86,14 +86,14 @@ def _lookup(labels, name, word):
     raise SpcaUsageError([Name(name), f': "{word}" is not in the vocabulary{hint}'])
 
 
-def resolve(labels, include=None, exclude=None, *, k, n_components, deflation, joint):
+def resolve(labels, include=None, exclude=None, *, k, n_components, deflation, joint=None):
     """:class:`Constraints` from the words given (a list, or one comma-separated string).
 
     A word not in the vocabulary (after stop lists and ``min_count``) is a usage error, for
     ``exclude`` too: such a word is most likely a typo, and a silent note would let an
     exclusion that excludes nothing pass. So are more included words than ``k``, a word both
-    included and excluded, ``include`` with a joint solver (its topics are found together, not
-    one around the words at a time), and ``include`` of k words with ``remove`` deflation and
+    included and excluded, ``include`` with ``joint``, the name of a joint solver (its topics
+    are found together, not one around the words at a time), and ``include`` of k words with ``remove`` deflation and
     several topics (every topic would be the same). Returns None when neither is given.
     """
     include, exclude = _as_words(include), _as_words(exclude)
@@ -113,7 +113,7 @@ def resolve(labels, include=None, exclude=None, *, k, n_components, deflation, j
                               f' both name "{labels[both[0]]}"'])
     if inc and joint:
         raise SpcaUsageError([Name("include"), " needs a solver that finds one topic at a "
-                              "time; a joint solver finds its topics together"])
+                              f"time, not {joint}, which finds its topics together"])
     if len(inc) == k and n_components > 1 and deflation == "remove":
         raise SpcaUsageError([Name("include"), f" names k = {k} words, so every topic would be "
                               "the same; ask for one topic, a larger ", Name("k"), " or ",

@@ -141,7 +141,8 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
 
         constraints = resolve(labels, include, exclude, k=check_int("k", k, 1),
                               n_components=check_int("n_components", n_components, 1),
-                              deflation=deflation, joint=solver_spec(solver).joint)
+                              deflation=deflation,
+                              joint=solver if solver_spec(solver).joint else None)
         if constraints.exclude.size:
             A0 = A0.remove(constraints.exclude)
     forced = None if constraints is None else constraints.forced
