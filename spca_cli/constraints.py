@@ -59,11 +59,6 @@ class Constraints:
         """The included words as an int64 array, or None when there are none."""
         return self.include if self.include.size else None
 
-    def report(self):
-        """The ``constraints`` entry of the JSON report."""
-        return {"include": list(self.include_words), "exclude": list(self.exclude_words),
-                "applies_to": "every topic"}
-
 
 def _as_words(words):
     if words is None:
