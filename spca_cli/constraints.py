@@ -88,8 +88,9 @@ def resolve(labels, include=None, exclude=None, *, k, n_components, deflation, j
     ``exclude`` too: such a word is most likely a typo, and a silent note would let an
     exclusion that excludes nothing pass. So are more included words than ``k``, a word both
     included and excluded, ``include`` with ``joint``, the name of a joint solver (its topics
-    are found together, not one around the words at a time), and ``include`` of k words with ``remove`` deflation and
-    several topics (every topic would be the same). Returns None when neither is given.
+    are found together, not one around the words at a time), and ``include`` of k words with
+    ``remove`` deflation and several topics (every topic would be the same). Returns None when
+    neither is given.
     """
     include, exclude = _as_words(include), _as_words(exclude)
     if not include and not exclude:
