@@ -38,7 +38,7 @@ import click
 from spca_cli.corpus.kinds import FORMATS, NEAR_THRESHOLD, WEIGHTINGS
 from spca_cli.corpus.sources import open_inputs
 from spca_cli.distributed import CONNECT_TIMEOUT
-from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError
+from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError, SpcaUsageError
 from spca_cli.files import (atomic_output, check_output_file, check_output_folder,
                             output_errors)
 from spca_cli.params import DEFAULTS, DEFLATIONS, SEED_MAX
@@ -192,6 +192,9 @@ class SpcaGroup(click.Group):
             with warnings.catch_warnings(), sigterm_as_exit(), closed_stdout_ends_quietly():
                 warnings.showwarning = handler.show_python_warning
                 return super().invoke(ctx)
+        except SpcaUsageError as exc:
+            command = self.get_command(ctx, ctx.invoked_subcommand or "")
+            raise click.UsageError(cli_message(exc, command)) from None
         except SpcaError as exc:
             command = self.get_command(ctx, ctx.invoked_subcommand or "")
             raise click.ClickException(cli_message(exc, command)) from None
@@ -653,14 +656,15 @@ def _solver_options(solver, given):
 
 
 def compute_topics(data, *, solver, k, components, rank, deflation, seed, time_limit,
-                   eigensolver="auto", seconds=None, **solver_given):
+                   eigensolver="auto", seconds=None, include=None, exclude=None,
+                   **solver_given):
     """Run the topics pipeline with the CLI's option names (shared by topics and daily)."""
     from spca_cli.topics import run_topics
 
     return run_topics(data, solver=solver, k=k, n_components=components, rank=rank,
                       deflation=deflation, random_state=seed, time_limit=time_limit,
                       solver_options=_solver_options(solver, solver_given), seconds=seconds,
-                      eigensolver=eigensolver)
+                      eigensolver=eigensolver, include=include, exclude=exclude)
 
 
 def _write_outputs(text, output, write_more=None):
@@ -713,6 +717,11 @@ def _topic_kwargs(kwargs):
               default=None, help="Output format [default: from the -o file's extension "
                                  "(.json, .csv, .md, .html), else table].")
 @click.option("-o", "--output", metavar="FILE", help="Write the result here instead of stdout.")
+@click.option("--include", metavar="WORD[,WORD...]",
+              help="Every topic contains these words (at most k); its bound and --solver "
+                   "exact's proof are for topics containing them.")
+@click.option("--exclude", metavar="WORD[,WORD...]",
+              help="No topic contains these words (beyond the stop lists).")
 @documents_option
 @click.option("--assignments", metavar="FILE.csv",
               help="Also write one CSV row per document: row, id, time, best_topic and its "
@@ -723,7 +732,7 @@ def _topic_kwargs(kwargs):
 @quiet_option
 @click.pass_context
 def topics(ctx, inputs, output_format, output, n_documents, assignments, labels, quiet,
-           scheduler, **kwargs):
+           scheduler, include, exclude, **kwargs):
     """Find the sparse topics of a corpus or matrix, each with a certified bound.
 
     \b
@@ -732,6 +741,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
         spca topics tweets.csv --solver tpower -k 8 --format json -o topics.json
         spca topics tweets.csv --documents 5 -o topics.html
         spca topics tweets.csv --documents 5 --assignments topics-per-tweet.csv
+        spca topics tweets.csv --include refund -c 1 --solver exact
     """
     from spca_cli.corpus import MatrixInput
     from spca_cli.documents import add_documents, write_assignments
@@ -756,7 +766,8 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
     if assignments is not None and isinstance(data, MatrixInput):
         raise SpcaParameterError(f"--assignments needs documents; {data.path} is a matrix")
     with status(f"Finding {topic_kwargs['components']} topics", quiet=quiet):
-        result = compute_topics(data, seconds={"ingest": ingest_seconds}, **topic_kwargs)
+        result = compute_topics(data, seconds={"ingest": ingest_seconds}, include=include,
+                                exclude=exclude, **topic_kwargs)
     doc = add_documents(to_dict(result), data, n_documents)
     if not quiet:
         for note in doc["notes"]:

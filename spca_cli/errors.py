@@ -95,6 +95,12 @@ class SpcaParameterError(SpcaError, ValueError):
     names the parameters as :class:`Name` parts."""
 
 
+class SpcaUsageError(SpcaParameterError):
+    """A parameter value that is a mistake in the command typed rather than a misfit of the data
+    (a word to include that is not in the vocabulary): the CLI reports it as a usage error,
+    exit status 2."""
+
+
 class SpcaNoDocumentsError(SpcaInputError):
     """The filters (dates, ``contains``) leave no documents; ``spca daily`` treats it as an
     empty day rather than a failure."""

@@ -137,11 +137,13 @@ def check_solver_options(solver, options):
 
 
 def check_fit(solver, n_words, *, k, n_components, rank, deflation, time_limit,
-              solver_options):
+              solver_options, shared=0):
     """A run of well-typed parameters fits data of ``n_words`` words: k and rank at most
     n_words, disjoint topics (``remove`` deflation or a joint solver) at most n_words words in
     all, and a sampling solver's work and memory within :mod:`spca_cli.limits`. Shared by
     :func:`check_run` and ``spca reproduce`` (which checks every run before the first).
+    ``shared``: words every topic holds (``include``), which remove deflation keeps, so the
+    topics need ``n_components * (k - shared) + shared`` words.
 
     Raises
     ------
@@ -156,7 +158,14 @@ def check_fit(solver, n_words, *, k, n_components, rank, deflation, time_limit,
         raise FitError("rank", f"rank must be <= the number of words; got rank={rank} > "
                                f"{n_words}")
     disjoint = deflation in ("joint", "remove") or solver_spec(solver).joint
-    if disjoint and n_components * k > n_words:
+    if shared and deflation in ("joint", "remove"):
+        need = n_components * (k - shared) + shared
+        if need > n_words:
+            raise FitError("n_components",
+                           f"components * (k - included words) + included words must be <= "
+                           f"the number of words; got {n_components} * ({k} - {shared}) + "
+                           f"{shared} = {need} > {n_words}")
+    elif disjoint and n_components * k > n_words:
         raise FitError("n_components",
                        f"components * k must be <= the number of words for disjoint topics; "
                        f"got {n_components} * {k} = {n_components * k} > {n_words}")
@@ -170,7 +179,7 @@ def check_fit(solver, n_words, *, k, n_components, rank, deflation, time_limit,
 
 
 def check_run(solver, n_words, *, k, n_components, rank, deflation, random_state, eigensolver,
-              time_limit, solver_options):
+              time_limit, solver_options, shared=0):
     """All of run_topics's checks that need no eigenpairs, before any: parameter types, the
     solver options, and that the run fits the data (:func:`check_fit`).
 
@@ -193,5 +202,5 @@ def check_run(solver, n_words, *, k, n_components, rank, deflation, random_state
     time_limit = check_time_limit(time_limit)
     check_solver_options(solver, solver_options)
     check_fit(solver, n_words, k=k, n_components=n_components, rank=rank, deflation=deflation,
-              time_limit=time_limit, solver_options=solver_options)
+              time_limit=time_limit, solver_options=solver_options, shared=shared)
     return k, n_components, rank

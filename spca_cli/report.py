@@ -56,11 +56,17 @@ def to_dict(result):
     doc = {
         "solver": result.solver,
         "params": result.params,
+    }
+    if result.constraints is not None:
+        # the words as given; every topic holds the included ones, none the excluded ones
+        doc["constraints"] = {"include": list(result.constraints.include_words),
+                              "exclude": list(result.constraints.exclude_words)}
+    doc.update({
         "input": result.input,
         "eigenvalues": [_round(v) for v in result.eigenvalues],
         "components": components,
         "total_explained_variance": _round(result.total_explained_variance),
-    }
+    })
     coherences = [t.coherence for t in result.components if t.coherence is not None]
     if coherences:
         doc["mean_coherence"] = _round(sum(coherences) / len(coherences))
@@ -169,6 +175,11 @@ def render_table(doc, *, width=None):
     docs += set_aside_text(inp.get(DUPLICATES_SET_ASIDE))
     title = (f"{doc['solver']} on {inp['path']} ({docs}{inp['words']} words): "
              f"k={doc['params']['k']}, rank={doc['params']['rank']}")
+    constraints = doc.get("constraints") or {}
+    if constraints.get("include"):
+        title += f", every topic containing {', '.join(constraints['include'])}"
+    if constraints.get("exclude"):
+        title += f", without {', '.join(constraints['exclude'])}"
     lines = _pack(title.split(" "), width, indent="", sep=" ")
     # auto and exact say which method found each topic
     found_by = [c.get("solver_info", {}).get("found_by") for c in doc["components"]]

@@ -6,6 +6,13 @@ input (Corpus or MatrixInput) -> Gram operator A -> eigenpairs -> solver -> comp
 Every component's ``explained_variance`` is measured on the ORIGINAL A, while its bound and
 ``certified_ratio`` refer to the problem the solver actually faced (A after deflation), as
 SPEC.md defines them.
+
+``include`` and ``exclude`` (:mod:`spca_cli.constraints`): excluded words are masked out of A
+before the first eigen step (the masked A is the problem: its eigenvalues are reported); every
+topic holds the included words, its bounds bound the best topic holding them, and ``remove``
+deflation removes only a topic's other words, so the topics share the included words and are
+otherwise disjoint (no total bound is reported then: the supports are not disjoint). The joint
+set search needs disjoint topics: with included words the topics are found one at a time.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from spca_cli import bounds as _bounds
 from spca_cli.coherence import coherence_from_counts, topic_coherence
 from spca_cli.corpus.core import input_gram
 from spca_cli.params import DEFAULTS, DEFLATIONS, check_run, resolve_deflation
-from spca_cli.solvers.registry import REGISTRY
+from spca_cli.solvers.registry import REGISTRY, solver_spec
 from spca_cli.spectrum import (CANDIDATE_TOL, TOPICS_TOL, first_call_tolerances,
                                top_eigenpairs)
 
@@ -92,12 +99,15 @@ class TopicsResult:
     eigensolver: dict = field(default_factory=dict)
     #: the joint search of the set (``deflation="joint"``): :func:`_set_summary`
     set_search: dict | None = None
+    #: the words included and excluded (:class:`~spca_cli.constraints.Constraints`), or None
+    constraints: object = None
 
 
 def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                n_components=DEFAULTS["n_components"], rank=DEFAULTS["rank"],
                deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
-               time_limit=None, solver_options=None, seconds=None, eigensolver="auto"):
+               time_limit=None, solver_options=None, seconds=None, eigensolver="auto",
+               include=None, exclude=None):
     """Find ``n_components`` sparse topics of ``data`` and certify each.
 
     Parameters
@@ -131,6 +141,12 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
         ran, the sparse products with S it made per call and the worst residual are reported
         in ``TopicsResult.eigensolver``.
 
+    include, exclude : list of str or str, optional
+        Words (labels) every topic must contain, and words no topic may contain (a list, or one
+        comma-separated string); see :mod:`spca_cli.constraints`. A word not in the vocabulary,
+        more included words than k, or a word in both is a
+        :class:`~spca_cli.errors.SpcaUsageError`.
+
     Returns
     -------
     TopicsResult
@@ -139,10 +155,25 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     seconds = dict(seconds or {})
     A0, labels, summary = input_gram(data)
     deflation = resolve_deflation(solver, deflation)
+    if include and deflation == "joint":
+        deflation = "remove"  # topics that share the included words are not a disjoint set
+    constraints = None
+    if include or exclude:
+        from spca_cli.constraints import resolve
+        from spca_cli.solvers._base import check_int
+
+        constraints = resolve(labels, include, exclude, k=check_int("k", k, 1),
+                              n_components=check_int("n_components", n_components, 1),
+                              deflation=deflation,
+                              joint=solver if solver_spec(solver).joint else None)
+        if constraints.exclude.size:
+            A0 = A0.remove(constraints.exclude)
+    forced = None if constraints is None else constraints.forced
     k, n_components, rank = check_run(
-        solver, A0.n, k=k, n_components=n_components, rank=rank, deflation=deflation,
-        random_state=random_state, eigensolver=eigensolver, time_limit=time_limit,
-        solver_options=solver_options)
+        solver, int(A0.active().sum()), k=k, n_components=n_components, rank=rank,
+        deflation=deflation, random_state=random_state, eigensolver=eigensolver,
+        time_limit=time_limit, solver_options=solver_options,
+        shared=0 if forced is None else forced.size)
     joint = REGISTRY[solver].joint
     n_eig = max(rank + 1, n_components + 1, 2)
 
@@ -190,9 +221,13 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
             found, total_list = _run_deflation(
                 solver, A0, eigen0, labels, k, n_components, rank,
                 "remove" if deflation == "joint" else deflation, random_state, time_limit,
-                solver_options, seconds, eigenpairs)
+                solver_options, seconds, eigenpairs, forced)
             solver_notes = _solver_notes(solver, found)
     notes = [str(w.message) for w in caught] + solver_notes + eigen_notes
+    if forced is not None:
+        words = ", ".join(constraints.include_words)
+        notes.append(f"every topic contains {words}; each upper bound is for the best {k}-word "
+                     f"topic containing {'it' if forced.size == 1 else 'them'}")
     topics = _topics(found, A0, labels, lam, notes)
     _add_coherence(topics, A0, data, summary)
     total_bound = None if total_list is None else _total_bound(topics, total_list, notes)
@@ -211,7 +246,8 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
         components=topics, total_explained_variance=float(sum(t.explained_variance for t in topics)),
         seconds=seconds, total_bound=total_bound, notes=notes,
         eigensolver=_eigensolver_summary(eigen_calls),
-        set_search=None if set_search is None else _set_summary(set_search, A0, labels))
+        set_search=None if set_search is None else _set_summary(set_search, A0, labels),
+        constraints=constraints)
 
 
 def _set_summary(search, A0, labels):
@@ -306,8 +342,9 @@ def _solver_notes(solver, found):
 
 
 def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation, random_state,
-                   time_limit, solver_options, seconds, eigenpairs):
-    """One component at a time, deflating A between them.
+                   time_limit, solver_options, seconds, eigenpairs, forced=None):
+    """One component at a time, deflating A between them; with ``forced`` (included words)
+    every component holds them and ``remove`` deflation removes only its other words.
 
     Returns [(SolverOutput, its bound list)] and the total bound list (None unless the
     supports are disjoint)."""
@@ -315,7 +352,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     A, eigen = A0, eigen0
     source = None  # the view A was made from (remove deflation: its Ritz vectors carry over)
     found = []
-    disjoint = deflation == "remove"
+    disjoint = deflation == "remove" and forced is None
     seconds["bounds"] = 0.0
     certificate = None
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
@@ -329,7 +366,7 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         out, bound_list, certificate, eigen = _solve_view(
             spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
             eigenpairs, totals=(n_components,) if disjoint and index == 1 else (),
-            previous=certificate if disjoint and index > 1 else None)
+            previous=certificate if disjoint and index > 1 else None, forced=forced)
         if index == 1:
             row0 = certificate.bound
         found.append((out, bound_list))
@@ -337,7 +374,8 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         if index < n_components:
             source = A
             if deflation == "remove":
-                A = A.remove(out.indices)
+                A = A.remove(out.indices if forced is None
+                             else np.setdiff1d(out.indices, forced))
             else:
                 x = np.zeros(A.n)
                 x[out.indices] = out.weights
@@ -349,14 +387,15 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
 
 
 def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
-                eigenpairs, *, totals=(), previous=None):
+                eigenpairs, *, totals=(), previous=None, forced=None):
     """One topic of the view ``A`` (eigenpairs ``eigen``), certified: the solver's output, its
     bound list, the view's :class:`~spca_cli.bounds.RowCertificate` (``totals`` and
     ``previous`` as :func:`~spca_cli.bounds.row_certificate` takes them) and the eigenpairs
-    the bounds used (refined ones when the first were too loose)."""
+    the bounds used (refined ones when the first were too loose). ``forced``: words the topic
+    must hold (its bounds then bound the best topic holding them)."""
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
     available = {"eigen": eigen, "rank": rank, "random_state": random_state,
-                 "time_limit": time_limit}
+                 "time_limit": time_limit, "forced": forced}
     out = None
     if "certificate" not in spec.inputs:
         # a solver that does not use the certificate runs first: the value it reaches lets
@@ -366,11 +405,14 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
     t = time.perf_counter()
     certificate = _bounds.row_certificate(A, k, totals=totals, previous=previous,
                                           attained=None if out is None else out.value)
+    held = None
+    if forced is not None:
+        held = _forced_certificate(A, k, certificate, forced, out)
     seconds["bounds"] += time.perf_counter() - t
     if out is None:
         out = _solve(spec, A, k, available, certificate, solver_options, seconds)
     solver_bounds = _certifying_bounds(spec, A, out)
-    bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
+    bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held)
     if _could_refine(A, k, eigen, rank, n_pairs, certificate, bound_list, out.value):
         # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
         # use eigenvalues could become the tightest with accurate pairs, so the pairs are
@@ -390,7 +432,7 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
             solver_bounds += _certifying_bounds(spec, A, again)
             if again.value >= out.value:
                 out = again
-        bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds)
+        bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held)
     return out, bound_list, certificate, eigen
 
 
@@ -455,7 +497,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
                 eigen = eigenpairs(view, max(rank + 1, 2), start=eigen0.basis,
                                    tol=CANDIDATE_TOL, previous=(A0, eigen0))
                 available = {"eigen": eigen, "rank": rank, "random_state": random_state,
-                             "time_limit": time_limit}
+                             "time_limit": time_limit, "forced": None}
                 again = _solve(spec, view, k, available, certificate, solver_options, seconds)
                 bound_list += _certifying_bounds(spec, view, again)
                 resolved += 1
@@ -527,19 +569,47 @@ def _certifying_bounds(spec, A, out):
 
 
 def _solve(spec, A, k, inputs, certificate, solver_options, seconds):
-    """One timed run of a single-component solver, given the certificate if it uses one."""
+    """One timed run of a single-component solver, given the certificate if it uses one. With
+    included words (``inputs["forced"]``), a topic without them (a solver that does not take
+    them) is repaired (:func:`spca_cli.constraints.repair`)."""
     t = time.perf_counter()
     if "certificate" in spec.inputs:
         inputs = {**inputs, "certificate": certificate}
     out = spec.run(A, k, inputs, solver_options)
+    forced = inputs.get("forced")
+    if forced is not None and not np.isin(forced, out.indices).all():
+        from spca_cli.constraints import repair
+
+        out = repair(A, k, forced, out, random_state=inputs.get("random_state"))
     seconds["solve"] += time.perf_counter() - t
     return out
 
 
-def _component_bounds(A, k, eigen, certificate, solver_bounds, seconds):
-    """A component's bound list: the view's own bounds, then the solver's."""
+def _forced_certificate(A, k, certificate, forced, out):
+    """``(forced, bound)``: the forced row bound of the view
+    (:func:`spca_cli.constraints.forced_row_bound`) on the certificate's model, from its
+    weights; it stops once it proves ``out`` (when the solver ran first) optimal."""
+    from spca_cli.constraints import ForcedColumns, forced_row_bound
+
+    model = certificate.model
+    return forced, forced_row_bound(model, ForcedColumns(A, model, forced), k,
+                                    start=certificate.bound.weights,
+                                    rtol=_bounds.CERTIFICATE_RTOL,
+                                    attained=None if out is None else out.value)
+
+
+def _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held=None):
+    """A component's bound list: the view's own bounds, then (with included words) the ones
+    sharpen and the forced row bound (``held``, from :func:`_forced_certificate`), then the
+    solver's."""
     t = time.perf_counter()
-    bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound) + solver_bounds
+    bound_list = _bounds.single_bounds(A, k, eigen, row=certificate.bound)
+    if held is not None:
+        from spca_cli.constraints import FORCED_ROW_SOURCE, forced_bounds
+
+        forced, row = held
+        bound_list += forced_bounds(A, k, eigen, forced) + [(row.value, FORCED_ROW_SOURCE)]
+    bound_list += solver_bounds
     seconds["bounds"] += time.perf_counter() - t
     return bound_list
 

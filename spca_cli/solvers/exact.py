@@ -22,6 +22,12 @@ pattern, sharp on nonnegative co-occurrence matrices). Phases:
    open nodes) is a valid bound (the anytime bound), so a time limit still certifies.
 
 ``exact`` runs phase 3 to the end (or ``time_limit``); ``auto`` gives it ``budget`` seconds.
+
+With ``forced`` (the words every topic must hold, :mod:`spca_cli.constraints`) the same search
+solves max lambda_max(A'[I, I]) over supports holding them: the incumbent's solvers keep them,
+the root bound is the forced row bound, screening never drops them and bounds the other words
+by :func:`~spca_cli.constraints.forced_screen_bounds`, and branch and bound starts from a root
+node with them fixed in.
 """
 
 from __future__ import annotations
@@ -78,17 +84,24 @@ _NODE_ITERATIONS = 6
 _PRUNE_SLACK = 1e-12
 
 
-def _incumbent(A, k, eigen, rank, random_state):
-    """The best of the cheap solvers: (SolverOutput, name of the solver that found it)."""
+def _incumbent(A, k, eigen, rank, random_state, forced=None):
+    """The best of the cheap solvers: (SolverOutput, name of the solver that found it); with
+    ``forced``, topics holding those words (the spannogram's repaired)."""
     from spca_cli.solvers.greedy import greedy
     from spca_cli.solvers.spannogram import spannogram
     from spca_cli.solvers.tpower import tpower
 
     found = []
-    runs = {"tpower": lambda: tpower(A, k, eigen=eigen, random_state=random_state),
-            "spannogram": lambda: spannogram(A, k, eigen=eigen, rank=rank,
-                                             random_state=random_state),
-            "greedy": lambda: greedy(A, k)}
+    def constrained_spannogram():
+        from spca_cli.constraints import repair
+
+        out = spannogram(A, k, eigen=eigen, rank=rank, random_state=random_state)
+        return out if forced is None else repair(A, k, forced, out, random_state=random_state)
+
+    runs = {"tpower": lambda: tpower(A, k, eigen=eigen, random_state=random_state,
+                                     forced=forced),
+            "spannogram": constrained_spannogram,
+            "greedy": lambda: greedy(A, k, forced=forced)}
     for name, run in runs.items():
         if name == "spannogram" and (eigen is None or len(eigen.values) < rank + 1):
             continue
@@ -106,11 +119,19 @@ def _incumbent(A, k, eigen, rank, random_state):
     return max(found, key=lambda pair: pair[0].value)
 
 
-def _screen_bounds(model, k, rounding, start=None):
+def _screen_bounds(model, k, rounding, start=None, forced=None):
     """Per word: an upper bound on lambda_max of every k-support (of the model) containing it.
 
     Also returns the weights w' of the (k-1)-word iteration, to warm-start the next round.
+    ``forced``: the model's :class:`~spca_cli.constraints.ForcedColumns`; then the supports
+    are those holding the included words (:func:`~spca_cli.constraints.forced_screen_bounds`).
     """
+    if forced is not None:
+        from spca_cli.constraints import forced_screen_bounds
+
+        bound, w = forced_screen_bounds(model, forced, k, rounding, start=start,
+                                        iterations=_SCREEN_ITERATIONS)
+        return bound, w, _SCREEN_ITERATIONS
     if k == 1:
         return model.diag * rounding, None, 0
     # w' only has to be good, not converged: any w' > 0 gives a valid bound
@@ -130,7 +151,7 @@ def _screen_bounds(model, k, rounding, start=None):
     return bound * rounding, w, inner.iterations
 
 
-def screen(A, model, k, lower, work=None, start=None, first=None):
+def screen(A, model, k, lower, work=None, start=None, first=None, forced=None):
     """Drop, repeatedly, every word whose screening bound is below ``lower``.
 
     A support worth more than ``lower`` holds only surviving words, so each round may restrict
@@ -141,9 +162,13 @@ def screen(A, model, k, lower, work=None, start=None, first=None):
     never a wrong one). ``start``: weights on the model's words to begin the (k-1)-word
     iteration from (the k-word weights are close to its fixed point). ``first``: a dict that
     keeps the first round's bounds, which depend on the model and not on ``lower``, for the
-    next call on the same model and start (the rungs of :func:`search`).
+    next call on the same model and start (the rungs of :func:`search`). ``forced``: the
+    included words (an int array); they are never dropped.
     """
+    from spca_cli.constraints import ForcedColumns
+
     rounding = 1.0 + 64 * np.finfo(float).eps * max(k, 1)
+    fc = None if forced is None else ForcedColumns(A, model, forced)
     w = start
     round_one = True
     while model.size > k:
@@ -152,18 +177,22 @@ def screen(A, model, k, lower, work=None, start=None, first=None):
         if round_one and first:
             bound, w = first["bound"], first["weights"]
         else:
-            bound, w, steps = _screen_bounds(model, k, rounding, start=w)
+            bound, w, steps = _screen_bounds(model, k, rounding, start=w, forced=fc)
             if work is not None:
                 work.spend(model.CT.size * (steps + 2))
             if round_one and first is not None:
                 first.update(bound=bound, weights=w)
         round_one = False
         keep = bound >= lower
+        if fc is not None:
+            keep |= fc.mask(model.size)
         if not keep.all():
             model = model.restrict(keep)
             w = None if w is None else w[keep]
+            fc = None if fc is None else fc.restrict(keep)
         elif not model.is_exact and model.size <= _MAX_DENSE:
             model = RowModel.of(A, words=model.words, exact_rows=model.size)
+            fc = None if fc is None else ForcedColumns(A, model, forced)
             if work is not None:
                 work.spend(model.CT.size)
         else:
@@ -200,14 +229,15 @@ class _Work:
         return "budget"
 
 
-def _branch(A, survivors, k, lower, floor, work):
-    """Branch and bound over the surviving words for supports worth more than max(lower, floor).
+def _branch(A, survivors, k, lower, floor, work, forced=None):
+    """Branch and bound over the surviving words for supports worth more than max(lower, floor);
+    with ``forced``, over supports holding them (fixed in at the root node).
 
     Returns ``(support or None, value, finished, open_bound, nodes)``: the best support found
     above ``lower`` (None if none), its value, whether the search finished, and the largest
     bound of the nodes left open (``-inf`` when finished).
     """
-    words = survivors.words
+    words = survivors.words if forced is None else np.union1d(survivors.words, forced)
     A_sub = A.submatrix(words)
     B = np.abs(A_sub)
     m = words.size
@@ -219,6 +249,8 @@ def _branch(A, survivors, k, lower, floor, work):
     stack_ub = np.zeros(m + 2)
     stack_w[0] = start.weights
     stack_ub[0] = start.value
+    if forced is not None:
+        stack_in[0, np.searchsorted(words, forced)] = True
     depth, nodes, best, value = 1, 0, np.zeros(k, dtype=np.int64), lower
     node_cost = m * m * _NODE_ITERATIONS
     work.spend(m * m * start.iterations)
@@ -234,7 +266,8 @@ def _branch(A, survivors, k, lower, floor, work):
     return support, value, depth == 0, open_bound, nodes
 
 
-def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=None):
+def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=None,
+           forced=None):
     """Phases 2 and 3 from ``incumbent`` (a SolverOutput on ``A``), as a ladder of targets.
 
     Each rung takes a target theta = LB / ratio (ratio from :data:`_LADDER`, ending at 1):
@@ -252,6 +285,9 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     finished, info)``: the best support found (the incumbent's unless the search beat it), its
     exact value, an upper bound on the optimum, and whether the incumbent is proved optimal
     (then ``bound`` is its value).
+
+    ``forced``: the words every support must hold (the incumbent holds them); the bound and
+    the proof are then for the best support holding them.
     """
     work = _Work(work_units, time_limit)
     lower = float(incumbent.value)
@@ -259,10 +295,20 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     if certificate is None:
         certificate = row_certificate(A, k)
     model, root = certificate.model, certificate.bound
+    source = ROW_BOUND_SOURCE
+    if forced is not None:
+        from spca_cli.constraints import FORCED_ROW_SOURCE, ForcedColumns, forced_row_bound
+
+        forced = np.asarray(forced, dtype=np.int64)
+        held = forced_row_bound(model, ForcedColumns(A, model, forced), k, start=root.weights,
+                                rtol=CERTIFICATE_RTOL)
+        if held.value < root.value:
+            root, source = held, FORCED_ROW_SOURCE
     info = {"words": int(model.size)}
-    if model.size <= k:
+    every = model.words if forced is None else np.union1d(model.words, forced)
+    if every.size <= k:
         # every support of k words holds all the words with A'_ii > 0: the optimum is theirs
-        words = model.words
+        words = every
         value = float(np.linalg.eigvalsh(A.submatrix(words))[-1]) if words.size else 0.0
         fill = np.setdiff1d(np.flatnonzero(A.active()), words)[:k - words.size]
         if value > lower:
@@ -270,7 +316,7 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
         return best_set, lower, lower, True, {**info, "survivors": int(words.size), "nodes": 0}
     bound, finished, nodes, rungs = root.value, False, 0, []
     first_round = {}  # screening's first round on the root model, the same for every rung
-    source, stopped = ROW_BOUND_SOURCE, None  # None: the work or the clock ran out
+    stopped = None  # None: the work or the clock ran out
     for ratio in _LADDER:
         theta = lower / ratio
         if theta >= bound * (1.0 - 1e-12):
@@ -278,11 +324,13 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
         if work.exhausted:
             break
         survivors, complete = screen(A, model, k, theta, work, start=root.weights,
-                                     first=first_round)
+                                     first=first_round, forced=forced)
         if not complete:
             break
         info["survivors"] = int(survivors.size)
-        if survivors.size < k:
+        held = (survivors.size if forced is None
+                else np.union1d(survivors.words, forced).size)
+        if held < k:
             proved, open_bound = True, -np.inf
         elif survivors.size > (_MAX_BRANCH if work.left is not None else _MAX_DENSE):
             most = _MAX_BRANCH if work.left is not None else _MAX_DENSE
@@ -298,7 +346,7 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
             break
         else:
             support, value, proved, open_bound, done = _branch(A, survivors, k, lower, theta,
-                                                               work)
+                                                               work, forced)
             nodes += done
             if support is not None:  # a better topic than the incumbent
                 best_set, lower = support, value
@@ -321,11 +369,11 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
 
 
 def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certificate, name,
-           budget=None):
-    incumbent, found_by = _incumbent(A, k, eigen, rank, random_state)
+           budget=None, forced=None):
+    incumbent, found_by = _incumbent(A, k, eigen, rank, random_state, forced)
     best_set, value, bound, finished, info = search(A, k, incumbent, certificate=certificate,
                                                     time_limit=time_limit,
-                                                    work_units=work_units)
+                                                    work_units=work_units, forced=forced)
     improved = value > incumbent.value * (1.0 + 1e-10)  # not a rounding-level "gain"
     if improved:
         found_by = "branch and bound"
@@ -356,7 +404,8 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
     return finish_component(A, incumbent.indices, incumbent.weights, **facts)
 
 
-def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certificate=None):
+def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certificate=None,
+          forced=None):
     """The provably best k-word topic of ``A`` by branch and bound (see the module docstring).
 
     Parameters
@@ -378,6 +427,9 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
     certificate : RowCertificate, optional
         The weighted row bound of ``A`` for ``k`` (:func:`spca_cli.bounds.row_certificate`),
         when the caller has computed it already.
+    forced : array-like of int, optional
+        Words every support must hold (``include``: at most k active words); the topic is then
+        the provably best one holding them.
 
     Returns
     -------
@@ -400,16 +452,17 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                   time_limit=time_limit, work_units=None, certificate=certificate,
-                  name="exact")
+                  name="exact", forced=forced)
 
 
 def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AUTO_BUDGET,
-         certificate=None):
+         certificate=None, forced=None):
     """The best of TPower, the rank-``rank`` spannogram and greedy, certified by the weighted
     row bound and closed by a bounded search: ``budget`` nominal seconds (default 3), counted
     as :data:`WORK_PER_SECOND` entries of |A'| visited per second, so the result is the same on
     a busy machine; ``time_limit`` adds a wall-clock limit. ``info["found_by"]`` names the
     method whose topic was kept; ``exact`` says whether the search proved it optimal.
+    ``forced``: words every support must hold, as for :func:`exact`.
 
     Examples
     --------
@@ -426,5 +479,5 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                   time_limit=time_limit, work_units=budget * WORK_PER_SECOND,
-                  certificate=certificate, name="auto", budget=budget)
+                  certificate=certificate, name="auto", budget=budget, forced=forced)
 

@@ -19,7 +19,7 @@ from spca_cli.solvers._base import check_k, finish_component
 __all__ = ["greedy"]
 
 
-def greedy(A, k):
+def greedy(A, k, *, forced=None):
     """Sparse PCA by exact greedy forward selection of the support.
 
     Parameters
@@ -28,6 +28,9 @@ def greedy(A, k):
         The (possibly deflated) co-occurrence operator of shape (n_words, n_words).
     k : int
         Number of nonzero words.
+    forced : array-like of int, optional
+        Words every support must hold (``include``, at most k, all active): the path starts
+        from them, in the order given, and adds the others greedily.
 
     Returns
     -------
@@ -73,12 +76,19 @@ def greedy(A, k):
     ops = A.sparse_products()
     free = ops.active.copy()  # (n,) words that may still be added
     diag = ops.diagonal()  # (n,)
-    first = int(np.argmax(np.where(free, diag, -np.inf)))  # first maximum: lowest index
-    order = [first]
-    free[first] = False
-    path = [float(diag[first])]
-    C = ops.columns([first])  # (n, |I|) A'[:, I]
-    for _ in range(1, k):
+    if forced is not None and len(forced):
+        order = [int(i) for i in forced]
+        free[order] = False
+        C = ops.columns(order)  # (n, |I|) A'[:, I]
+        path = [float(np.linalg.eigvalsh(ops.submatrix(order[:c]))[-1])
+                for c in range(1, len(order) + 1)]
+    else:
+        first = int(np.argmax(np.where(free, diag, -np.inf)))  # first maximum: lowest index
+        order = [first]
+        free[first] = False
+        path = [float(diag[first])]
+        C = ops.columns([first])  # (n, |I|) A'[:, I]
+    for _ in range(len(order), k):
         idx = np.asarray(order, dtype=np.int64)
         B = C[idx]
         mu, Q = np.linalg.eigh(0.5 * (B + B.T))  # ascending, as bordered_lmax expects

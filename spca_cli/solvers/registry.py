@@ -31,9 +31,11 @@ __all__ = ["COMMON_INPUTS", "Interval", "Choice", "Boolean", "Unchecked", "Param
            "REGISTRY", "solver_spec", "solver_names", "cli_params", "solvers_taking"]
 
 #: What the pipeline can hand a solver besides A and k: the leading eigenpairs of the view, the
-#: rank d, the seed, the per-component time limit and the weighted row certificate of the view.
-#: A solver receives exactly the ones its entry lists.
-COMMON_INPUTS = ("eigen", "rank", "random_state", "time_limit", "certificate")
+#: rank d, the seed, the per-component time limit, the weighted row certificate of the view and
+#: the words every topic must hold (``include``, :mod:`spca_cli.constraints`; None without).
+#: A solver receives exactly the ones its entry lists; the pipeline repairs the topics of a
+#: solver that does not take ``forced``.
+COMMON_INPUTS = ("eigen", "rank", "random_state", "time_limit", "certificate", "forced")
 
 
 # ---------------------------------------------------------------------- constraints
@@ -265,8 +267,9 @@ def _build():
             Param("n_starts", Interval(int, 0)),
             Param("local_search", Boolean()),
             Param("warm_start", Unchecked(), optional=True),
-        ), inputs=frozenset({"eigen", "random_state", "time_limit"}), prepare=_tpower_start),
-        SolverSpec("greedy"),
+        ), inputs=frozenset({"eigen", "random_state", "time_limit", "forced"}),
+            prepare=_tpower_start),
+        SolverSpec("greedy", inputs=frozenset({"forced"})),
         SolverSpec("nonneg", params=(
             Param("exact", Boolean(), optional=True, flag="--exact/--no-exact",
                   help="force (or forbid) the exact enumeration"),
@@ -288,11 +291,12 @@ def _build():
             max_candidates,
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d"),
         SolverSpec("exact", inputs=frozenset({"eigen", "rank", "random_state", "time_limit",
-                                              "certificate"})),
+                                              "certificate", "forced"})),
         SolverSpec("auto", module="exact", params=(
             Param("budget", Interval(float, 0), flag="--budget", metavar="SECONDS",
                   help="seconds of branch and bound per topic [default: 3]"),
-        ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit", "certificate"})),
+        ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit", "certificate",
+                             "forced"})),
         SolverSpec("bipartite", joint=True, check_work=bipartite_work, params=(
             Param("samples", positive_int, optional=True, flag="--samples", metavar="N",
                   help="sampled sketch directions"),

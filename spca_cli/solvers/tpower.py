@@ -56,9 +56,12 @@ def sparse_matvec(A, indices, weights):
     return A.sparse_products().matvec(indices, weights)
 
 
-def _top_k(z, active, k):
-    """Sorted indices of the k largest |z| among active words; ties go to the lower index."""
+def _top_k(z, active, k, forced=None):
+    """Sorted indices of the k largest |z| among active words; ties go to the lower index.
+    The ``forced`` words (included words, all active) are always kept."""
     score = np.where(active, np.abs(z), -np.inf)
+    if forced is not None:
+        score[forced] = np.inf
     n = score.shape[0]
     kth = np.partition(score, n - k)[n - k]  # k-th largest score
     cand = np.flatnonzero(score >= kth)
@@ -67,7 +70,7 @@ def _top_k(z, active, k):
     return np.sort(keep)
 
 
-def _run(ops, idx, w, k, max_iter, tol):
+def _run(ops, idx, w, k, max_iter, tol, forced=None):
     """Algorithm 1 from x0 = (idx, w); returns (support, weights, iterations, converged).
 
     Once an iteration returns the same support, the plain iteration would just be the power
@@ -82,7 +85,7 @@ def _run(ops, idx, w, k, max_iter, tol):
     w = w / np.linalg.norm(w)
     for it in range(1, max_iter + 1):
         z = ops.matvec(idx, w)  # (n,) A' x
-        new = _top_k(z, ops.active, k)
+        new = _top_k(z, ops.active, k, forced)
         zn = z[new]
         norm = np.linalg.norm(zn)
         if norm == 0.0:  # A' x = 0 on the active words: every k-sparse x here is as good
@@ -101,8 +104,9 @@ def _value(ops, idx):
     return float(np.linalg.eigvalsh(ops.submatrix(idx))[-1])
 
 
-def _best_swap(ops, idx, lam):
-    """The single swap (one word out, one in) that most raises lambda_max, or None.
+def _best_swap(ops, idx, lam, forced=None):
+    """The single swap (one word out, one in) that most raises lambda_max, or None; a ``forced``
+    word never leaves.
 
     Exact for every pair: for each word a leaving, B = A'[I-a, I-a] is eigen-decomposed once
     and lambda_max of every bordered matrix A'[I-a+j, I-a+j] is the largest root of its secular
@@ -118,6 +122,8 @@ def _best_swap(ops, idx, lam):
         return None
     best_val, best = lam * (1.0 + _SWAP_RTOL), None
     for a in range(k):
+        if forced is not None and idx[a] in forced:
+            continue
         keep = np.delete(np.arange(k), a)
         B = C[idx[keep]][:, keep]
         mu, Q = np.linalg.eigh(0.5 * (B + B.T))
@@ -129,13 +135,13 @@ def _best_swap(ops, idx, lam):
     return best
 
 
-def _tpower_local(ops, idx, w, k, max_iter, tol, local_search, memo):
+def _tpower_local(ops, idx, w, k, max_iter, tol, local_search, memo, forced=None):
     """TPower from (idx, w), then alternate exact best swaps and TPower until neither moves.
 
     ``memo`` maps a converged TPower support to what the swap phase made of it: starts that
     land on the same fixed point (common) share one swap phase, which is deterministic.
     """
-    idx, w, iters, converged = _run(ops, idx, w, k, max_iter, tol)
+    idx, w, iters, converged = _run(ops, idx, w, k, max_iter, tol, forced)
     key = (tuple(idx.tolist()), converged)
     if key in memo:
         idx, w, lam, more, converged, swaps = memo[key]
@@ -143,7 +149,7 @@ def _tpower_local(ops, idx, w, k, max_iter, tol, local_search, memo):
     lam = _value(ops, idx)
     swaps, iters0 = 0, iters
     while local_search:
-        swap = _best_swap(ops, idx, lam)
+        swap = _best_swap(ops, idx, lam, forced)
         if swap is None:
             break
         a, j = swap
@@ -153,7 +159,7 @@ def _tpower_local(ops, idx, w, k, max_iter, tol, local_search, memo):
             break
         swaps += 1
         _, v = leading_eigvec(ops.submatrix(cand))
-        idx2, w2, it2, conv2 = _run(ops, cand, v, k, max_iter, tol)
+        idx2, w2, it2, conv2 = _run(ops, cand, v, k, max_iter, tol, forced)
         iters += it2
         lam2 = _value(ops, idx2)
         if lam2 < lam_c:  # cannot happen for PSD A' (TPower is monotone); keep the better one
@@ -186,7 +192,7 @@ def _check_warm_start(warm_start, n):
 
 
 def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
-           warm_start=None, random_state=0, local_search=True, time_limit=None):
+           warm_start=None, random_state=0, local_search=True, time_limit=None, forced=None):
     """Sparse PCA by the truncated power method (TPower), best of several starts.
 
     Each run is Algorithm 1 of Yuan and Zhang (2013): x <- A' x, keep the k largest |entries|
@@ -240,6 +246,10 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     time_limit : float, optional
         Seconds; checked between starts (the first start always finishes). Starts not run
         are reported by a ConvergenceWarning and ``time_limited``.
+    forced : array-like of int, optional
+        Words every support must hold (``include``, at most k, all active): truncation keeps
+        them and the k - |forced| largest other |entries|, and the swap search never swaps
+        them out (:mod:`spca_cli.constraints`).
 
     Returns
     -------
@@ -299,6 +309,8 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
     if init == "spannogram" or (init == "auto" and warm_start is not None):
         warm = _check_warm_start(warm_start, A.n)
 
+    if forced is not None:
+        forced = np.asarray(forced, dtype=np.int64)
     ops = A.sparse_products()
     active = ops.active
     n_active = int(active.sum())
@@ -316,7 +328,7 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
         big = min(n_active, 4 * k)
         if big == k:
             return by_variance[:k], np.ones(k), 0, True
-        return _run(ops, by_variance[:big], np.ones(big), big, max_iter, tol)
+        return _run(ops, by_variance[:big], np.ones(big), big, max_iter, tol, forced)
 
     def eigenvector():
         nonlocal eigen
@@ -324,7 +336,7 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
             from spca_cli.spectrum import top_eigenpairs
             eigen = top_eigenpairs(A, 1, random_state=random_state)
         v1 = eigen.vectors[:, 0]
-        support = _top_k(v1, active, k)
+        support = _top_k(v1, active, k, forced)
         w = v1[support]
         return support, (w if np.linalg.norm(w) > 0 else np.ones(k)), 0, True
 
@@ -359,7 +371,7 @@ def tpower(A, k, *, eigen=None, init="auto", max_iter=200, tol=1e-8, n_starts=0,
             break
         idx, w, pre_iters, pre_ok = make()
         idx, w, lam, iters, ok, swaps = _tpower_local(ops, idx, w, k, max_iter, tol,
-                                                      local_search, memo)
+                                                      local_search, memo, forced)
         results[name] = (idx, lam, pre_iters + iters, ok and pre_ok, swaps)
         if not (ok and pre_ok):
             unconverged.append(name)
