@@ -16,10 +16,10 @@ Rules (docs/output.md, "Topics per group"):
 * **Proof budget** (solver ``auto`` without an explicit ``budget``): the groups share what one
   run on the whole corpus may spend, each in proportion to its documents; a run's notes say
   so. An explicit budget applies to every group as given.
-* **Distinctive words**: for each solved group, its topics' words ranked by ``lift``, the share
-  of the group's documents that contain the word over the share of the other documents of the
-  corpus that do (words in no other document first, as ``lift`` null); the first
-  ``distinctive`` of them are reported.
+* **Distinctive words**: for each solved group, every word of its topics with the share of the
+  group's documents that contain it, the share of the corpus's other documents that do, and
+  ``lift``, their ratio; ranked by lift (words in no other document first, ``lift`` null), then
+  by share. The tables show the first ``distinctive`` of each group; JSON and CSV hold all.
 
 A group of fewer than :data:`SINGLE_THREAD_NNZ` stored entries is solved on one thread (numba
 and BLAS): on such sizes a thread team's start-up and spin-waits cost more than it saves, and
@@ -156,7 +156,7 @@ eigensolver
     min_documents : int
         Groups with fewer documents are reported, not solved.
     distinctive : int
-        Distinctive words kept per group.
+        Distinctive words per group the tables show (the report holds every topic word's).
     seconds : dict, optional
         Timings measured before this call (``{"ingest": 1.2}``).
     on_group : callable(index, count, name), optional
@@ -204,7 +204,8 @@ eigensolver
             on_group(index, len(solved), outcome.name)
         options = dict(solver_options)
         if shared:
-            options["budget"] = AUTO_BUDGET * outcome.documents / total
+            # (three significant digits: the budget is printed in notes and reports)
+            options["budget"] = float(f"{AUTO_BUDGET * outcome.documents / total:.3g}")
             outcome.budget = options["budget"]
         elif solver == "auto":
             outcome.budget = float(options["budget"])
@@ -218,7 +219,7 @@ eigensolver
             if exc.param in ("solver_options",):
                 raise
             outcome.not_solved = str(exc)
-    _add_distinctive(corpus, [o for o, _ in outcomes], distinctive)
+    _add_distinctive(corpus, [o for o, _ in outcomes])
     seconds["groups"] = time.perf_counter() - start
     params = {"k": k, "components": n_components, "rank": rank,
               "deflation": None if solver_spec(solver).joint else deflation,
@@ -239,9 +240,9 @@ eigensolver
                          groups=[o for o, _ in outcomes], seconds=seconds, notes=notes)
 
 
-def _add_distinctive(corpus, outcomes, keep):
+def _add_distinctive(corpus, outcomes):
     """Each solved group's topic words with the share of its documents holding each and the
-    share of the other documents that do; the first ``keep`` by lift (see the module)."""
+    share of the other documents that do, ranked (see the module)."""
     present = sp.csr_array(corpus.S)
     present = sp.csr_array((np.ones(present.nnz), present.indices, present.indptr),
                            shape=present.shape)
@@ -249,7 +250,7 @@ def _add_distinctive(corpus, outcomes, keep):
     n = corpus.n_documents
     rows_of = dict(_group_rows(corpus.groups))
     for outcome in outcomes:
-        if outcome.result is None or keep == 0:
+        if outcome.result is None:
             continue
         rows = rows_of["" if outcome.name == NO_GROUP else outcome.name]
         first_topic = {}
@@ -273,4 +274,4 @@ def _add_distinctive(corpus, outcomes, keep):
                             "lift": None if lift is None else float(lift)})
         entries.sort(key=lambda e: (e["lift"] is not None, -(e["lift"] or 0.0),
                                     -e["share"], e["word"]))
-        outcome.distinctive = entries[:keep]
+        outcome.distinctive = entries
