@@ -196,9 +196,10 @@ eigensolver
     shared = solver == "auto" and solver_options.get("budget") is None
     total = sum(o.documents for o in solved)
     if shared and solved:
+        flag = solver_spec("auto").param("budget").flag  # (the note is read on the CLI)
         notes.append(f"auto: the groups share the proof budget of one run ({AUTO_BUDGET:g} s "
                      "of work per topic), each in proportion to its documents (the budget of "
-                     "each group is in its report); --budget S gives every group S")
+                     f"each group is in its report); {flag} S gives every group S")
     for index, outcome in enumerate(solved, 1):
         if on_group is not None:
             on_group(index, len(solved), outcome.name)

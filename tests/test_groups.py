@@ -217,3 +217,17 @@ def test_library_groups_of_texts_in_memory():
     assert set(pets.result.components[0].words) <= {"cats", "dogs", "fur", "paws", "vet"}
     assert pets.distinctive[0]["lift"] is None  # in no document of the other group
     assert pets.distinctive[0]["share"] == 1.0 and pets.distinctive[0]["share_elsewhere"] == 0
+
+
+def test_estimator_fits_one_model_per_group():
+    from spca_cli.estimator import SparseTopics
+
+    texts = ["cats dogs fur paws vet", "stocks bonds market trade price", "a b"] * 25
+    model = SparseTopics(k=3, n_components=1, ingest={"min_count": 1, "keep_duplicates": True})
+    fits = model.fit_groups(texts, ["pets", "money", None] * 25, min_documents=5)
+    assert sorted(fits) == ["money", "pets"]
+    assert [g.name for g in model.groups_.groups] == ["money", "pets", NO_GROUP]
+    assert model.groups_.groups[2].not_solved.startswith("0 words")
+    assert set(fits["pets"].topic_words()[0]) <= {"cats", "dogs", "fur", "paws", "vet"}
+    assert fits["pets"].transform(["cats and dogs"])[0, 0] > 0
+    assert (fits["money"].certified_ratio_ > 0.9).all()
