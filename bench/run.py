@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["defaults", "sets", "ingest", "certificates", "spannogram", "tpower", "nonneg", "bipartite", "scale",
-         "targets", "dask"]
+ORDER = ["defaults", "sets", "groups", "ingest", "certificates", "spannogram", "tpower", "nonneg",
+         "bipartite", "scale", "targets", "dask"]
 
 
 def _modules(selected):

@@ -365,10 +365,11 @@ def _cluster_client(scheduler):
     return root.meta["spca.client"]
 
 
-def input_files(inputs, *, labels=None, vocab=None, stopwords=None, titles=None, **_other):
+def input_files(inputs, *, labels=None, vocab=None, stopwords=None, titles=None, groups=None,
+                **_other):
     """Every file a command may read: the inputs (folders and quoted globs expanded), the
-    vocabulary beside a docword file or a .mtx, and the --vocab, --labels, --titles and
-    --stopwords files; outputs must be none of them."""
+    vocabulary beside a docword file or a .mtx, and the --vocab, --labels, --titles,
+    --stopwords and --by (a groups file) files; outputs must be none of them."""
     import glob
 
     from spca_cli.corpus.kinds import vocab_path_for
@@ -383,6 +384,8 @@ def input_files(inputs, *, labels=None, vocab=None, stopwords=None, titles=None,
             expanded.append(item)
     inputs = expanded
     files = [*inputs, labels, vocab, titles]
+    if groups and os.path.isfile(groups):
+        files.append(groups)
     files += [part for part in (stopwords or "").split(",") if os.path.isfile(part)]
     for path in inputs:
         files.append(vocab_path_for(path))
@@ -726,13 +729,22 @@ def _topic_kwargs(kwargs):
 @click.option("--assignments", metavar="FILE.csv",
               help="Also write one CSV row per document: row, id, time, best_topic and its "
                    "score for every topic.")
+@click.option("--by", "groups", metavar="COLUMN|FILE",
+              help="Topics of each group: the CSV column or JSON field that names a "
+                   "document's group; for a UCI docword file, a file of one group per "
+                   "document line. Ends with each group's distinctive words.")
+@click.option("--min-documents", type=click.IntRange(min=1), default=20, show_default=True,
+              metavar="N", help="With --by: groups of fewer documents are reported, not "
+                                "solved.")
+@click.option("--distinctive", type=click.IntRange(min=0), default=5, show_default=True,
+              metavar="N", help="With --by: distinctive words shown per group.")
 @labels_option
 @ingest_options
 @scheduler_option
 @quiet_option
 @click.pass_context
-def topics(ctx, inputs, output_format, output, n_documents, assignments, labels, quiet,
-           scheduler, include, exclude, **kwargs):
+def topics(ctx, inputs, output_format, output, n_documents, assignments, groups, min_documents,
+           distinctive, labels, quiet, scheduler, include, exclude, **kwargs):
     """Find the sparse topics of a corpus or matrix, each with a certified bound.
 
     \b
@@ -742,6 +754,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
         spca topics tweets.csv --documents 5 -o topics.html
         spca topics tweets.csv --documents 5 --assignments topics-per-tweet.csv
         spca topics tweets.csv --include refund -c 1 --solver exact
+        spca topics tweets.csv --by airline -c 3
     """
     from spca_cli.corpus import MatrixInput
     from spca_cli.documents import add_documents, write_assignments
@@ -750,8 +763,19 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
 
     topic_kwargs = _topic_kwargs(kwargs)
     output_format = output_format or _format_of(output)
+    if groups is not None:
+        for flag, given in (("--assignments", assignments is not None),
+                            ("--scheduler", scheduler is not None),
+                            ("--include", bool(include)), ("--exclude", bool(exclude)),
+                            ("--format html", output_format == "html")):
+            if given:
+                raise click.UsageError(f"{flag} does not apply with --by")
+    else:
+        for flag in ("min_documents", "distinctive"):
+            if ctx.get_parameter_source(flag) == click.core.ParameterSource.COMMANDLINE:
+                raise click.UsageError(f"--{flag.replace('_', '-')} applies with --by only")
     # every output before any work: a run that cannot write one of them writes none
-    reads = input_files(inputs, labels=labels, **kwargs)
+    reads = input_files(inputs, labels=labels, groups=groups, **kwargs)
     for path in (output, assignments):
         if path is not None:
             check_output_file(path, reads)
@@ -760,6 +784,10 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
             and ctx.get_parameter_source("deflation") == click.core.ParameterSource.COMMANDLINE):
         click.echo("Note: --deflation does not apply to --solver bipartite, which computes "
                    "disjoint topics jointly", err=True)
+    if groups is not None:
+        _topics_by_group(inputs, groups, min_documents, distinctive, output_format, output,
+                         n_documents, labels, quiet, topic_kwargs, kwargs)
+        return
     start = time.perf_counter()
     data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler, **kwargs)
     ingest_seconds = time.perf_counter() - start
@@ -782,6 +810,47 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, labels,
                            lambda: write_assignments(assignments, data, doc["components"]))
     if assignments is not None and not quiet:
         click.echo(f"{count:,} documents -> {assignments}", err=True)
+
+
+def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, output,
+                     n_documents, labels, quiet, topic_kwargs, kwargs):
+    """``spca topics --by``: the corpus read once with its groups, then each group's topics
+    (:func:`spca_cli.groups.run_groups`) and the distinctive words."""
+    from spca_cli.corpus import MatrixInput
+    from spca_cli.documents import add_documents
+    from spca_cli.groups import run_groups
+    from spca_cli.report import GROUP, GROUPS, grouped_to_dict, render_grouped
+
+    start = time.perf_counter()
+    data = load_from_options(inputs, labels=labels, quiet=quiet, groups=groups, **kwargs)
+    if isinstance(data, MatrixInput):  # (load_input refuses --by on a matrix first)
+        raise SpcaParameterError(f"--by needs documents; {data.path} is a matrix")
+    ingest_seconds = time.perf_counter() - start
+    given = dict(topic_kwargs)
+    solver_given = {param.name: given.pop(param.name) for param in _solver_params()}
+    with task_progress(quiet=quiet) as progress:
+        def on_group(index, count, name):
+            if progress is not None:
+                progress(f"Topics of {name}", index - 1, count)
+
+        result = run_groups(
+            data, by=groups, solver=given["solver"], k=given["k"],
+            n_components=given["components"], rank=given["rank"],
+            deflation=given["deflation"], random_state=given["seed"],
+            time_limit=given["time_limit"], eigensolver=given["eigensolver"],
+            solver_options=_solver_options(given["solver"], solver_given),
+            min_documents=min_documents, distinctive=distinctive,
+            seconds={"ingest": ingest_seconds}, on_group=on_group)
+    doc = grouped_to_dict(result, lambda d, corpus: add_documents(d, corpus, n_documents))
+    if not quiet:
+        for note in doc["notes"]:
+            click.echo(f"Warning: {note}", err=True)
+        for group in doc[GROUPS]:
+            for note in group.get("notes", []):
+                click.echo(f"Warning: {group[GROUP]}: {note}", err=True)
+    width = (shutil.get_terminal_size((100, 24)).columns
+             if output is None and sys.stdout.isatty() else None)
+    _write_outputs(render_grouped(doc, output_format, width=width), output)
 
 
 #: The output format a ``-o`` file's extension asks for when ``--format`` is not given: a user

@@ -226,7 +226,13 @@ class SparseTopics(TransformerMixin, BaseEstimator):
             what = "X has" if corpus.kind == "matrix" else "the texts give"
             raise FitError(exc.param, [*exc.parts, f" ({what} n_features="
                                                    f"{corpus.S.shape[1]} words)"]) from None
+        return self._set_fitted(corpus, self.result_)
+
+    def _set_fitted(self, corpus, result):
+        """The fitted attributes of a run ``result`` on ``corpus``; returns self."""
+        self.result_ = result
         n_words = corpus.S.shape[1]
+        self.n_features_in_ = n_words
         self.words_ = np.asarray(corpus.vocabulary, dtype=object)
         topics = self.result_.components
         self.components_ = np.zeros((len(topics), n_words))
@@ -236,6 +242,39 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         self.upper_bound_ = np.array([t.upper_bound for t in topics])
         self.certified_ratio_ = np.array([t.certified_ratio for t in topics])
         return self
+
+    def fit_groups(self, X, groups, *, min_documents=20):
+        """One fitted estimator per group of the texts ``X``, as ``spca topics --by``: the
+        texts read once, each group's topics found on its own documents and words
+        (:func:`spca_cli.groups.run_groups`, whose rules apply: groups of fewer than
+        ``min_documents`` texts, or with too few words, get none; ``auto``'s groups share one
+        fit's proof budget unless ``solver_options`` sets ``budget``).
+
+        Returns
+        -------
+        dict
+            group name -> fitted :class:`SparseTopics` (a clone of this one's parameters);
+            ``groups_`` keeps the whole :class:`~spca_cli.groups.GroupedResult` (groups not
+            solved with the reason, the distinctive words).
+        """
+        from sklearn.base import clone
+
+        from spca_cli.corpus.read import read_texts
+        from spca_cli.groups import run_groups
+
+        texts = _as_texts(X)
+        if texts is None:
+            raise SpcaParameterError("fit_groups takes texts (a list of str or a pandas text "
+                                     "column), not a matrix")
+        check_solver_options(self.solver, dict(self.solver_options or {}))
+        corpus = read_texts(texts, groups=list(groups), **dict(self.ingest or {}))
+        self.groups_ = run_groups(
+            corpus, by="groups", solver=self.solver, k=self.k, n_components=self.n_components,
+            rank=self.rank, deflation=self.deflation, random_state=self.random_state,
+            time_limit=self.time_limit, solver_options=self.solver_options,
+            min_documents=min_documents)
+        return {g.name: clone(self)._set_fitted(g.corpus, g.result)
+                for g in self.groups_.groups if g.result is not None}
 
     def transform(self, X):
         """Document-topic scores s_d . x_j (:func:`spca_cli.documents.topic_scores`), shape

@@ -11,7 +11,7 @@ import io
 import json
 
 __all__ = ["to_dict", "render", "render_json", "render_table", "render_csv", "render_markdown",
-           "FORMATS", "LEGEND", "set_search_text"]
+           "grouped_to_dict", "render_grouped", "FORMATS", "LEGEND", "set_search_text"]
 
 FORMATS = ("table", "json", "csv", "markdown")
 #: the ``input`` field (and ``spca info``'s) of the documents set aside as duplicates, by reason:
@@ -162,7 +162,7 @@ def set_aside_text(counts):
     return f"{exact} exact and {near} near duplicates set aside, "
 
 
-def render_table(doc, *, width=None):
+def render_table(doc, *, width=None, legend=True):
     """Plain text: per topic its figures, then its words with their weights, its coverage and
     top documents (when the JSON document has them), then a legend of the figures.
 
@@ -214,10 +214,17 @@ def render_table(doc, *, width=None):
                      f"{doc['total_certified_ratio']:.4f}")
     if "set_search" in doc:
         lines += _pack(set_search_text(doc["set_search"]).split(" "), width, indent="", sep=" ")
-    lines.append("")
-    for name, meaning in LEGEND:
-        lines += _pack(f"{name}: {meaning}".split(" "), width, indent="", sep=" ")
+    if legend:
+        lines.append("")
+        lines += _legend_lines(width)
     return "\n".join(lines) + "\n"
+
+
+def _legend_lines(width, legend=LEGEND):
+    lines = []
+    for name, meaning in legend:
+        lines += _pack(f"{name}: {meaning}".split(" "), width, indent="", sep=" ")
+    return lines
 
 
 def set_search_text(search):
@@ -309,3 +316,184 @@ def render(doc, fmt, *, width=None):
     if fmt == "markdown":
         return render_markdown(doc)
     return render_table(doc, width=width)
+
+
+# ---------------------------------------------------------------------- topics per group
+# The JSON names of ``spca topics --by`` (docs/output.md, "Topics per group"). The document is
+# {BY, "input", "solver", "params", GROUPS: [...], "seconds", "notes"}; each group is
+# {GROUP, "documents", "words", NOT_SOLVED, BUDGET, DISTINCTIVE, then the fields of a
+# topics document of the group's own run (to_dict), its indices the corpus's columns}.
+BY = "by"
+GROUPS = "groups"
+GROUP = "group"
+NOT_SOLVED = "not_solved"
+BUDGET = "budget"
+DISTINCTIVE = "distinctive_words"
+#: the fields of one distinctive word, in the order of the tables
+DISTINCTIVE_FIELDS = ("word", "topic", "documents", "share", "documents_elsewhere",
+                      "share_elsewhere", "lift")
+
+#: The figures of the distinctive-words table, in plain words; printed under it.
+DISTINCTIVE_LEGEND = (
+    ("in group", "share of the group's documents that contain the word"),
+    ("elsewhere", "share of the corpus's other documents that contain it"),
+    ("lift", "in group / elsewhere; 'only here' when no other document has it"),
+)
+
+
+def grouped_to_dict(grouped, add_documents=None):
+    """The JSON document of ``spca topics --by`` for a :class:`~spca_cli.groups.GroupedResult`;
+    ``add_documents(doc, corpus)`` adds each group's coverage and top documents (its rows)."""
+    import numpy as np
+
+    groups = []
+    for outcome in grouped.groups:
+        item = {GROUP: outcome.name, "documents": outcome.documents, "words": outcome.words,
+                NOT_SOLVED: outcome.not_solved, BUDGET: _round(outcome.budget),
+                DISTINCTIVE: [dict(entry) for entry in outcome.distinctive]}
+        if outcome.result is not None:
+            doc = to_dict(outcome.result)
+            if add_documents is not None:
+                doc = add_documents(doc, outcome.corpus)
+            for comp in doc["components"]:
+                # the group's vocabulary is a part of the corpus's: its columns, as the corpus
+                # numbers them, compare across groups
+                comp["indices"] = [int(outcome.columns[i]) for i in comp["indices"]]
+            doc.pop("input", None)
+            item.update(doc)
+        else:
+            item["components"] = []
+        groups.append(item)
+    return {BY: grouped.by, "input": grouped.input, "solver": grouped.solver,
+            "params": grouped.params, GROUPS: groups,
+            "seconds": {key: _round(v, 4) for key, v in grouped.seconds.items()},
+            "notes": list(grouped.notes)}
+
+
+def _share(x):
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _lift(entry):
+    if entry["lift"] is None:
+        return "only here" if entry["share_elsewhere"] is not None else "-"
+    return f"{entry['lift']:.2f}"
+
+
+def _group_title(g):
+    return f"{g[GROUP]}: {g['documents']:,} documents, {g['words']:,} words"
+
+
+def _group_doc(doc, g):
+    """A group's entry as a topics document (what render_table and render_markdown take)."""
+    return {**g, "input": {**doc["input"], "documents": g["documents"], "words": g["words"],
+                           DUPLICATES_SET_ASIDE: None}}
+
+
+def _distinctive_rows(doc):
+    """The tables' rows: the first ``params.distinctive`` words of each group."""
+    rows = []
+    keep = doc["params"].get("distinctive", 5)
+    for g in doc[GROUPS]:
+        for e in g[DISTINCTIVE][:keep]:
+            rows.append([g[GROUP], e["word"], str(e["topic"]), _share(e["share"]),
+                         _share(e["share_elsewhere"]), _lift(e)])
+    return rows
+
+
+_DISTINCTIVE_HEADER = ["group", "word", "topic", "in group", "elsewhere", "lift"]
+
+
+def render_grouped_table(doc, *, width=None):
+    """Per group a section: its title, then its topics as :func:`render_table` draws them (or
+    why it was not solved); then the distinctive words and the legends."""
+    inp = doc["input"]
+    lines = _pack(f"{doc['solver']} on {inp['path']} by {doc[BY]} ({inp['documents']:,} "
+                  f"documents, {inp['words']:,} words, {len(doc[GROUPS])} groups)".split(" "),
+                  width, indent="", sep=" ")
+    for g in doc[GROUPS]:
+        lines += ["", "=" * min(width or 79, 79), _group_title(g)]
+        if g[NOT_SOLVED]:
+            lines.append(f"not solved: {g[NOT_SOLVED]}")
+            continue
+        if g[BUDGET] is not None and doc["solver"] == "auto":
+            lines.append(f"proof budget {g[BUDGET]:.3g} s of work per topic")
+        lines += render_table(_group_doc(doc, g), width=width, legend=False).splitlines()[1:]
+    rows = _distinctive_rows(doc)
+    if rows:
+        lines += ["", "=" * min(width or 79, 79), "Distinctive words of each group's topics"]
+        table = [_DISTINCTIVE_HEADER] + rows
+        widths = [max(len(r[i]) for r in table) for i in range(len(_DISTINCTIVE_HEADER))]
+        for n, row in enumerate(table):
+            lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+            if n == 0:
+                lines.append("  ".join("-" * w for w in widths))
+    lines.append("")
+    lines += _legend_lines(width)
+    if rows:
+        lines += _legend_lines(width, DISTINCTIVE_LEGEND)
+    return "\n".join(lines) + "\n"
+
+
+GROUPED_CSV_FIELDS = ["group", "group_documents", NOT_SOLVED, *CSV_FIELDS, "share",
+                      "share_elsewhere", "lift"]
+
+
+def render_grouped_csv(doc):
+    """One row per (group, topic, word) with the topic's figures and the word's shares; a group
+    not solved is one row with its reason. share, share_elsewhere and lift are given for every
+    topic word (the distinctive words are the first of them by lift)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(GROUPED_CSV_FIELDS)
+    for g in doc[GROUPS]:
+        if g[NOT_SOLVED]:
+            writer.writerow([g[GROUP], g["documents"], g[NOT_SOLVED]]
+                            + [""] * (len(GROUPED_CSV_FIELDS) - 3))
+            continue
+        shares = {e["word"]: e for e in g[DISTINCTIVE]}
+        for c in g["components"]:
+            for pos, (word, index, weight) in enumerate(zip(c["words"], c["indices"],
+                                                            c["weights"]), 1):
+                e = shares.get(word, {})
+                writer.writerow([g[GROUP], g["documents"], "", c["index"], pos, word, index,
+                                 weight, c["explained_variance"], c["variance_ratio"],
+                                 c["cumulative_ratio"], c["upper_bound"], c["bound_source"],
+                                 c["certified_ratio"], c.get("coherence", ""),
+                                 _csv_value(e.get("share")), _csv_value(e.get("share_elsewhere")),
+                                 _csv_value(e.get("lift"))])
+    return out.getvalue()
+
+
+def _csv_value(x):
+    return "" if x is None else x
+
+
+def render_grouped_markdown(doc):
+    """A section per group (the papers' layout of its topics, or why it was not solved), then
+    the distinctive words as one table."""
+    lines = [f"# Topics of {_md_cell(doc['input']['path'])} by {_md_cell(doc[BY])}", ""]
+    for g in doc[GROUPS]:
+        lines += [f"## {_md_text(_group_title(g))}", ""]
+        if g[NOT_SOLVED]:
+            lines += [f"Not solved: {_md_text(g[NOT_SOLVED])}.", ""]
+            continue
+        lines += render_markdown(_group_doc(doc, g)).splitlines() + [""]
+    rows = _distinctive_rows(doc)
+    if rows:
+        lines += ["## Distinctive words", "", "| " + " | ".join(_DISTINCTIVE_HEADER) + " |",
+                  "|" + "---|" * len(_DISTINCTIVE_HEADER)]
+        lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+        lines += [""] + [f"- {name}: {meaning}" for name, meaning in DISTINCTIVE_LEGEND]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_grouped(doc, fmt, *, width=None):
+    if fmt == "json":
+        return render_json(doc)
+    if fmt == "csv":
+        return render_grouped_csv(doc)
+    if fmt == "markdown":
+        return render_grouped_markdown(doc)
+    return render_grouped_table(doc, width=width)

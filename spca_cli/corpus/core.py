@@ -46,6 +46,9 @@ class Corpus:
         When duplicates were set aside: each row's position among the documents read (0-based,
         after the time and language filters), the row the reports show; None when row i is
         the i-th document read.
+    groups : ndarray of shape (n_documents,), object (str), or None
+        Each document's group when the read was asked for one (``spca topics --by``): a CSV
+        column's or JSON field's value, or a line of a UCI groups file; "" when empty.
     """
 
     S: sp.csr_array
@@ -59,6 +62,7 @@ class Corpus:
     texts: object = None
     ids: object = None
     rows: object = None
+    groups: object = None
 
     @property
     def duplicates(self):

@@ -15,13 +15,15 @@ __all__ = ["Texts", "iter_memory"]
 
 
 class Texts:
-    """A list of str, one document each, and the name messages call it by (``str()``)."""
+    """A list of str, one document each, and the name messages call it by (``str()``);
+    ``groups``: each text's group (a list of str) when the read keeps them, else None."""
 
-    __slots__ = ("texts", "name")
+    __slots__ = ("texts", "name", "groups")
 
     def __init__(self, texts, name="<texts>"):
         self.texts = list(texts)
         self.name = str(name)
+        self.groups = None
 
     def __str__(self):
         return self.name

@@ -191,7 +191,7 @@ def _joined(groups):
 def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_column=None,
                 since=None, until=None, contains=(), min_count=None, min_length=None,
                 stopwords=None, weighting=None, lang=(), ngrams=None, titles=None,
-                keep_duplicates=None, near_duplicates=None, progress=None):
+                keep_duplicates=None, near_duplicates=None, groups=None, progress=None):
     """Read one or more input files into a :class:`Corpus`.
 
     Parameters
@@ -236,6 +236,10 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
     near_duplicates : float or True, optional
         Also set aside near duplicates: texts whose word-shingle sets have a Jaccard index of
         at least this (True: 0.8) with a text kept before them.
+    groups : str, optional
+        Keep each document's group in ``Corpus.groups`` (``spca topics --by``): for CSV and
+        JSON lines the name of a column or field, for a UCI corpus a file of one group per
+        document (in docID order). A missing field or an empty value is the group "".
     progress : callable, optional
         Called with the number of input bytes read since the last call.
 
@@ -264,7 +268,7 @@ def read_corpus(paths, *, format="auto", vocab=None, text_column=None, time_colu
                               min_length=min_length, stopwords=stopwords, weighting=weighting,
                               lang=lang, ngrams=ngrams, titles=titles,
                               keep_duplicates=keep_duplicates, near_duplicates=near_duplicates,
-                              progress=progress)
+                              groups=groups, progress=progress)
         corpus.options["inputs"] = list(inputs.names)
         corpus.paths = list(inputs.names)
     return corpus
@@ -275,7 +279,7 @@ TEXTS_OPTIONS = ("contains", "min_count", "min_length", "stopwords", "weighting"
                  "keep_duplicates", "near_duplicates")
 
 
-def read_texts(texts, *, name="<texts>", **options):
+def read_texts(texts, *, name="<texts>", groups=None, **options):
     """A :class:`Corpus` of texts in memory, one document per str, read exactly as
     :func:`read_corpus` reads a CSV file's text column: each text normalised as the CSV and
     JSON readers do (:func:`~spca_cli.corpus.tweets.normalize_text`), then the same tokenizer,
@@ -286,6 +290,9 @@ def read_texts(texts, *, name="<texts>", **options):
     ----------
     texts : sequence of str
     name : str, default="<texts>"
+    groups : sequence, optional
+        Each text's group (one value per text, made a str; None is the group ""), kept in
+        ``Corpus.groups`` with the documents that stay.
     **options
         ``contains``, ``min_count``, ``min_length``, ``stopwords``, ``weighting``, ``ngrams``
         (:data:`TEXTS_OPTIONS`), as :func:`read_corpus` takes them.
@@ -295,9 +302,18 @@ def read_texts(texts, *, name="<texts>", **options):
         raise SpcaParameterError([*_names(sorted(other)), " cannot apply to texts in memory "
                                   f"(they take {', '.join(TEXTS_OPTIONS)})"])
     given = {k: options.get(k) for k in TEXTS_OPTIONS}
-    corpus = _read_corpus([Texts(texts, name)], name=name, format=MEMORY, vocab=None,
+    texts = Texts(texts, name)
+    if groups is not None:
+        groups = list(groups)
+        if len(groups) != len(texts):
+            raise SpcaParameterError(f"groups must hold one value per text ({len(texts)}), "
+                                     f"got {len(groups)}")
+        texts.groups = [g if isinstance(g, str) else "" if g is None else str(g)
+                        for g in groups]
+    corpus = _read_corpus([texts], name=name, format=MEMORY, vocab=None,
                           text_column=None, time_column=None, since=None, until=None,
                           lang=(), titles=None, progress=None,
+                          groups=None if groups is None else MEMORY,
                           **{**given, "contains": given["contains"] or ()})
     corpus.paths = [name]
     return corpus
@@ -305,9 +321,10 @@ def read_texts(texts, *, name="<texts>", **options):
 
 def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since, until,
                  contains, min_count, min_length, stopwords, weighting, lang, ngrams, titles,
-                 progress, keep_duplicates=None, near_duplicates=None):
-    """:func:`read_corpus` on resolved files, or on one :class:`Texts` (:func:`read_texts`);
-    ``name`` (the inputs as given) names the corpus in its messages."""
+                 progress, keep_duplicates=None, near_duplicates=None, groups=None):
+    """:func:`read_corpus` on resolved files, or on one :class:`Texts` (:func:`read_texts`,
+    whose groups ride on it: ``groups`` is then ``MEMORY``); ``name`` (the inputs as given)
+    names the corpus in its messages."""
     kind = MEMORY if isinstance(paths[0], Texts) else _kinds(paths, format)
     # a saved corpus (.npz), a matrix (.mtx) or a dense matrix (.npy)
     if kind not in (*FORMATS, MEMORY):
@@ -340,6 +357,12 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
             raise SpcaParameterError([Name("titles"), " applies to UCI docword files only "
                                       "(tweets and text lines are their own text)"])
         options["titles"] = titles
+    if groups is not None:
+        if kind == "text":
+            raise SpcaInputError(name, ["text input has no columns, so ", Name("groups"),
+                                        " cannot apply (give a CSV or JSON lines file)"])
+        if kind != MEMORY:
+            options["groups"] = groups
 
     if kind == "uci":
         if lo is not None or hi is not None:
@@ -348,6 +371,8 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         S, vocabulary = read_uci(paths[0], vocab=vocab, progress=progress)
         times = offsets = None
         texts = None if titles is None else read_titles(titles, S.shape[0], source=paths[0])
+        group_values = None if groups is None else read_groups(groups, S.shape[0],
+                                                               source=paths[0])
         ids = Strings(map(str, range(1, S.shape[0] + 1)))  # UCI docIDs are 1-based
         rows = None
         min_length_applied = counted = False
@@ -362,10 +387,16 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
         # min_count is applied while the parts are merged, unless ``contains`` drops documents
         # first (the counts are then of the documents it keeps: _finish applies it)
         counted = not contains
-        S, vocabulary, times, offsets, meta, (texts, ids, rows), set_aside_counts = _stream(
-            paths, kind, analyzer, lo, hi, text_column, time_column, progress, lang,
-            min_count=int(settings["min_count"]) if counted else 1,
-            binary=settings["weighting"] == "binary", policy=policy)
+        S, vocabulary, times, offsets, meta, (texts, ids, rows, group_values), \
+            set_aside_counts = _stream(
+                paths, kind, analyzer, lo, hi, text_column, time_column, progress, lang,
+                min_count=int(settings["min_count"]) if counted else 1,
+                binary=settings["weighting"] == "binary", policy=policy,
+                group_column=None if groups is None or kind == MEMORY else groups)
+        if groups is not None and kind == MEMORY:
+            group_values = np.array(paths[0].groups, dtype=object)
+            if rows is not None:
+                group_values = group_values[rows]
         options.update(meta)
         if set_aside_counts is not None:
             options["duplicates_set_aside"] = set_aside_counts
@@ -387,15 +418,31 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
                                 contains_ids=contains_ids,
                                 contains=contains, settings=settings,
                                 min_length_applied=min_length_applied,
-                                min_count_applied=counted, documents=(texts, ids, rows))
+                                min_count_applied=counted,
+                                documents=(texts, ids, rows, group_values))
     if result is None:
         raise _no_documents(name, row_filters + described)
-    S, vocabulary, times, offsets, (texts, ids, rows) = result
+    S, vocabulary, times, offsets, (texts, ids, rows, group_values) = result
     corpus = Corpus(S=S, vocabulary=vocabulary, times=times, tz_offsets=offsets, kind=kind,
-                    path=name, options=options, texts=texts, ids=ids, rows=rows)
+                    path=name, options=options, texts=texts, ids=ids, rows=rows,
+                    groups=group_values)
     logger.info("%s: %d documents, %d words, %d nonzeros", name, corpus.n_documents,
                 corpus.n_words, corpus.nnz)
     return corpus
+
+
+def read_groups(path, n_documents, *, source):
+    """One group per line of ``path`` for the ``n_documents`` documents of ``source`` (a UCI
+    corpus), as an object array of str."""
+    check_file(path)
+    from spca_cli.corpus._io import open_text
+
+    with open_text(path) as (f, _):
+        values = [line.rstrip("\r\n") for line in f]
+    if len(values) != n_documents:
+        raise SpcaInputError(path, f"has {len(values)} lines but {source} has {n_documents} "
+                                   "documents (one group per line, in document order)")
+    return np.array(values, dtype=object)
 
 
 def _iso(value):
@@ -417,14 +464,17 @@ def _n_workers():
         return os.cpu_count() or 1
 
 
-def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents, keys=None):
+def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents, keys=None, groups=None):
     """Feed ``(texts, epoch, offset, ids)`` chunks through the time window into ``builder``;
     append each chunk's kept ``(texts, ids)`` as :class:`Strings` to ``documents`` and, when
     ``keys`` is a list, the hashes of their normalised texts to it
-    (:func:`~spca_cli.corpus.duplicates.exact_keys`); return (epochs, offsets, all_timed)."""
+    (:func:`~spca_cli.corpus.duplicates.exact_keys`); return (epochs, offsets, all_timed).
+    Chunks with a fifth item (the documents' groups) append the kept ones to ``groups``."""
     epochs, offsets = [], []
     all_timed = True
-    for texts, epoch, offset, ids in chunks:
+    for chunk in chunks:
+        texts, epoch, offset, ids = chunk[:4]
+        chunk_groups = chunk[4] if len(chunk) > 4 else None
         if epoch is None:
             all_timed = False
             if lo is not None or hi is not None:
@@ -439,10 +489,14 @@ def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents, keys=None):
             if not keep.all():
                 texts = list(compress(texts, keep))
                 ids = None if ids is None else list(compress(ids, keep))
+                if chunk_groups is not None:
+                    chunk_groups = list(compress(chunk_groups, keep))
                 epoch, offset = epoch[keep], offset[keep]
         analyzer.count_chunk(texts, builder)
         if keys is not None:
             keys.append(exact_keys(texts))
+        if groups is not None and chunk_groups is not None:
+            groups.extend(chunk_groups)
         # a text line's end is not part of its text (the tokenizer saw it as whitespace)
         documents.append((Strings(list(map(str.rstrip, texts, repeat("\r\n")))),
                           None if ids is None else Strings(ids)))
@@ -665,31 +719,35 @@ def _worker_signals():
 
 
 def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, languages=(),
-            min_count=1, binary=False, policy=DuplicatePolicy()):
+            min_count=1, binary=False, policy=DuplicatePolicy(), group_column=None):
     """Tokenise the documents of ``paths`` chunk by chunk into counts (S, vocabulary, times),
     without the words of fewer than ``min_count`` documents; with ``binary`` each count is 1
     (what the binary weighting makes of them: ``contains`` and the word filters see only
     which entries are nonzero).
 
     The duplicates ``policy`` sets aside are dropped before the counts are merged, so
-    ``min_count`` counts the documents kept; the result's documents are (texts, ids, rows),
-    rows the kept documents' positions among those read (None when all are kept), and its last
-    item the counts set aside by reason (None when the policy sets nothing aside).
+    ``min_count`` counts the documents kept; the result's documents are (texts, ids, rows,
+    groups), rows the kept documents' positions among those read (None when all are kept),
+    groups each one's value of ``group_column`` (an object array of str; None without it), and
+    its last item the counts set aside by reason (None when the policy sets nothing aside).
 
     Big uncompressed JSON-lines and text files are split into byte ranges of whole lines read
     by worker processes (:data:`PARALLEL_MIN_BYTES`); every other file, and any file whose
     parallel read meets bad input, is read here. The counts of all pieces are merged in input
-    order, which gives the same matrix as one serial pass.
+    order, which gives the same matrix as one serial pass. A read with ``group_column`` is
+    serial: the workers return no groups.
     """
     parts = []
     epochs, offsets = [], []
     documents = []
+    groups = [] if group_column is not None else None
     keys = [] if policy.exact else None
     all_timed = True
     meta = {}
     for path in paths:
         file_meta = {}
-        plan = _parallel_plan(path, kind, text_column, time_column, languages)
+        plan = (None if group_column is not None
+                else _parallel_plan(path, kind, text_column, time_column, languages))
         pieces = None
         if plan is not None:
             pieces = _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress,
@@ -700,13 +758,13 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
             kwargs = dict(progress=progress, meta=file_meta)
             if kind in ("csv", "jsonl"):
                 kwargs.update(text_column=text_column, time_column=time_column,
-                              languages=languages)
+                              languages=languages, group_column=group_column)
             builder = VocabularyBuilder()
             file_documents = []
             file_keys = [] if keys is not None else None
             file_epochs, file_offsets, timed = _read_chunks(_READERS[kind](path, **kwargs),
                                                             builder, analyzer, lo, hi, path,
-                                                            file_documents, file_keys)
+                                                            file_documents, file_keys, groups)
             pieces = [(builder.part(), file_epochs, file_offsets, timed, file_documents,
                        _joined_keys(file_keys))]
         for part, file_epochs, file_offsets, timed, file_documents, part_keys in pieces:
@@ -723,6 +781,8 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
                        "characters (no word segmenter for these scripts)", paths[0],
                        analyzer.segmenter.dropped, UNSEGMENTED_MAX)
     texts, ids = _merge_documents(documents)
+    if groups is not None:
+        groups = np.array(groups, dtype=object)
     rows = counts = keep = None
     if keys is not None:
         keep, counts = set_aside(np.concatenate(keys), texts, policy)
@@ -731,6 +791,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
         else:
             parts = keep_part_rows(parts, keep)
             texts, ids = texts.take(keep), _take(ids, keep)
+            groups = _take(groups, keep)
             rows = np.flatnonzero(keep).astype(np.int64)
     S, vocabulary = merge_parts(parts, min_count, binary)
     if all_timed and epochs:
@@ -742,7 +803,7 @@ def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, l
         times, tz = np.zeros(0, np.int64), np.zeros(0, np.int32)
     else:
         times = tz = None
-    return S, vocabulary, times, tz, meta, (texts, ids, rows), counts
+    return S, vocabulary, times, tz, meta, (texts, ids, rows, groups), counts
 
 
 def _merge_documents(documents):
@@ -755,7 +816,7 @@ def _merge_documents(documents):
 
 _INGEST_KEYS = ("vocab", "text_column", "time_column", "since", "until", "contains",
                 "min_count", "min_length", "stopwords", "weighting", "lang", "ngrams",
-                "titles", "keep_duplicates", "near_duplicates")
+                "titles", "keep_duplicates", "near_duplicates", "groups")
 
 
 def _given(options):
@@ -856,7 +917,7 @@ def _names(given):
 def _refilter(path, kind, labels, given):
     """A saved corpus or an .mtx matrix, with the row and word filters that were asked for."""
     bad = [k for k in ("vocab", "text_column", "time_column", "titles", "keep_duplicates",
-                       "near_duplicates") if k in given]
+                       "near_duplicates", "groups") if k in given]
     if bad:
         raise SpcaParameterError([*_names(bad), f" cannot apply to a {kind} input"])
     if kind == "mtx":

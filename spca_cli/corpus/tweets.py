@@ -5,7 +5,9 @@ Each reader yields ``(texts, epoch, offset, ids)`` per chunk: the texts (HTML en
 int64 UTC seconds and int32 offsets, or ``None`` twice when the file has no time column, and
 the documents' ids as strings (CSV column ``tweet_id``, ``id_str`` or ``id``; JSON ``id_str`` or
 ``id``; "" where a JSON object has none), or ``None`` when a CSV has no id column.
-Only one chunk of text is held at a time.
+Only one chunk of text is held at a time. Given a ``group_column``, the CSV and JSON readers
+yield a fifth item, each document's value of that column or field as a str
+(:func:`group_value`).
 
 Every tweet read is yielded, copies included: which of them count once (retweets, the same text
 to another @handle, identical rows) is decided for every reader by
@@ -26,7 +28,7 @@ from spca_cli.corpus.times import TimeFormatError, TimeRangeError, parse_timesta
 from spca_cli.errors import Name, SpcaInputError
 
 __all__ = ["iter_csv", "iter_jsonl", "first_fields", "language_matcher", "normalize_text",
-           "TIME_COLUMNS", "LANGUAGE_COLUMNS", "CHUNK_DOCUMENTS"]
+           "group_value", "no_column", "TIME_COLUMNS", "LANGUAGE_COLUMNS", "CHUNK_DOCUMENTS"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,22 @@ def normalize_text(text):
     (``&amp;`` -> ``&``). The one per-text step of raw text before tokenising, shared with the
     texts given from Python (:func:`spca_cli.corpus.read.read_texts`)."""
     return unescape(text)
+
+
+def group_value(value):
+    """A document's group as a str: a CSV field as it is, a JSON string as it is, a missing
+    field or null as "" (the groups' report names it ``(none)``), any other JSON value in JSON
+    (``3``, ``true``, ``["a"]``), so that equal values make one group."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def no_column(path, name, columns):
+    """The error for a group column the file does not have."""
+    return SpcaInputError(path, f'no column "{name}" (columns: {", ".join(columns)})')
 
 
 def language_matcher(languages):
@@ -77,7 +95,7 @@ def _times(path, strings, lines, column):
 
 
 def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=None,
-             chunk_size=None, languages=None):
+             chunk_size=None, languages=None, group_column=None):
     """Chunks of a CSV file with a header row (RFC 4180: quoted fields may hold newlines).
 
     Parameters
@@ -96,6 +114,8 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
     languages : sequence of str, optional
         ``--lang`` codes: keep the records whose ``lang`` (or ``language``) column matches
         (:func:`language_matcher`); the file must have such a column.
+    group_column : str, optional
+        A column whose value is yielded per document as a fifth item (``spca topics --by``).
     """
     meta = {} if meta is None else meta
     matches = language_matcher(languages)
@@ -127,6 +147,12 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
         ii = next((header.index(c) for c in ID_COLUMNS if c in header), None)
         meta.update(text_column=text_name, time_column=time_name)
         need = max(ti, di if di is not None else 0, ii if ii is not None else 0)
+        gi = None
+        if group_column is not None:
+            if group_column not in header:
+                raise no_column(path, group_column, header)
+            gi = header.index(group_column)
+            need = max(need, gi)
         li = None
         if matches is not None:
             lang_name = next((c for c in LANGUAGE_COLUMNS if c in header), None)
@@ -138,7 +164,7 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
             need = max(need, li)
 
         while True:
-            texts, stamps, lines, ids = [], [], [], []
+            texts, stamps, lines, ids, groups = [], [], [], [], []
             last = reader.line_num
             try:
                 for row in reader:
@@ -154,6 +180,8 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
                     texts.append(normalize_text(row[ti]))
                     if ii is not None:
                         ids.append(row[ii])
+                    if gi is not None:
+                        groups.append(row[gi])
                     if di is not None:
                         stamps.append(row[di])
                         lines.append(last + 1)
@@ -167,10 +195,10 @@ def iter_csv(path, *, text_column=None, time_column=None, progress=None, meta=No
                 return
             ids = ids if ii is not None else None
             if di is None:
-                yield texts, None, None, ids
+                epoch = offset = None
             else:
                 epoch, offset = _times(path, stamps, lines, time_name)
-                yield texts, epoch, offset, ids
+            yield (texts, epoch, offset, ids) + ((groups,) if gi is not None else ())
 
 
 def _text_of(obj, key):
@@ -239,7 +267,8 @@ def _decode_lines(path, lines, first_line):
 
 
 def _fields_fast(objs, text_column, time_name):
-    """(texts, stamps, None, 0, ids) when every object has a string text (and time), else None.
+    """(texts, stamps, None, 0, ids, kept) when every object has a string text (and time), else
+    None; ``kept`` is None: every object has text.
 
     List comprehensions over the chunk: about a third of the cost of the careful loop below.
     """
@@ -254,13 +283,14 @@ def _fields_fast(objs, text_column, time_name):
         return None
     if set(map(type, texts)) - {str} or (stamps is not None and set(map(type, stamps)) - {str}):
         return None
-    return texts, stamps, None, 0, _ids_of(objs)
+    return texts, stamps, None, 0, _ids_of(objs), None
 
 
 def _fields_slow(path, objs, numbers, text_column, time_name):
-    """Object by object: skip those without text, report the first malformed one."""
-    texts, stamps, stamp_lines, skipped, ids = [], [], [], 0, []
-    for obj, lineno in zip(objs, numbers):
+    """Object by object: skip those without text, report the first malformed one; the last
+    item is the positions in ``objs`` of the objects kept."""
+    texts, stamps, stamp_lines, skipped, ids, kept = [], [], [], 0, [], []
+    for position, (obj, lineno) in enumerate(zip(objs, numbers)):
         if not isinstance(obj, dict):
             raise SpcaInputError(path, f"expected a JSON object, found {type(obj).__name__}",
                                  line=lineno)
@@ -279,11 +309,13 @@ def _fields_slow(path, objs, numbers, text_column, time_name):
             stamp_lines.append(lineno)
         texts.append(text)
         ids.append(_id_of(obj))
-    return texts, (stamps if time_name is not None else None), stamp_lines, skipped, ids
+        kept.append(position)
+    return texts, (stamps if time_name is not None else None), stamp_lines, skipped, ids, kept
 
 
 def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=None,
-               chunk_size=None, byte_range=None, decided=None, languages=None):
+               chunk_size=None, byte_range=None, decided=None, languages=None,
+               group_column=None):
     """Chunks of a JSON-lines file: one object per line.
 
     The text is ``--text-column`` if given, else ``extended_tweet.full_text``, ``full_text`` or
@@ -299,6 +331,9 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
 
     ``languages`` (``--lang`` codes) keeps the objects whose ``lang`` field matches
     (:func:`language_matcher`); the first object with text must have that field.
+
+    ``group_column``: a field whose value (:func:`group_value`; a missing field is "") is
+    yielded per document as a fifth item.
     """
     meta = {} if meta is None else meta
     matches = language_matcher(languages)
@@ -333,8 +368,12 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
         if fields is None:  # something is missing or odd: the careful loop says what
             fields = _fields_slow(path, objs, numbers, text_column,
                                   time_name if use_times else None)
-        texts, stamps, stamp_lines, n_skipped, ids = fields
+        texts, stamps, stamp_lines, n_skipped, ids, kept = fields
         skipped += n_skipped
+        extra = ()
+        if group_column is not None:
+            chosen = objs if kept is None else [objs[i] for i in kept]
+            extra = ([group_value(o.get(group_column)) for o in chosen],)
         texts = list(map(normalize_text, texts))
         if stamp_lines is None:
             stamp_lines = numbers
@@ -342,9 +381,9 @@ def iter_jsonl(path, *, text_column=None, time_column=None, progress=None, meta=
             continue
         if use_times:
             epoch, offset = _times(path, stamps, stamp_lines, time_name)
-            yield texts, epoch, offset, ids
+            yield (texts, epoch, offset, ids) + extra
         else:
-            yield texts, None, None, ids
+            yield (texts, None, None, ids) + extra
     if byte_range is not None:
         meta["skipped"] = skipped
         return

@@ -1,0 +1,233 @@
+"""Topics per group (``spca topics --by``): the real airline tweets and fortunes, groups too small
+to solve, every output format, the UCI groups file, and the error messages."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+
+from _cli import assert_error, spca
+from spca_cli.corpus.read import read_texts
+from spca_cli.groups import NO_GROUP, run_groups
+
+AIRLINES = ["American", "Delta", "Southwest", "US Airways", "United", "Virgin America"]
+
+
+def _json(*args):
+    result = spca("topics", *args, "--format", "json", "--quiet")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def airline_groups():
+    from conftest import shared_file
+
+    path = shared_file("twitter_us_airline_sentiment.csv")
+    return path, _json(path, "--by", "airline", "-c", "3")
+
+
+def test_airline_six_groups_each_with_three_certified_topics(airline_groups):
+    _, doc = airline_groups
+    assert doc["by"] == "airline"
+    assert [g["group"] for g in doc["groups"]] == AIRLINES
+    assert sum(g["documents"] for g in doc["groups"]) == doc["input"]["documents"]
+    for group in doc["groups"]:
+        assert group["not_solved"] is None
+        assert len(group["components"]) == 3
+        for comp in group["components"]:
+            assert len(comp["words"]) == 10
+            # a proof for each topic: at least 0.9 of the best 10-word topic of the group
+            assert 0.9 <= comp["certified_ratio"] <= 1.0
+            assert comp["upper_bound"] >= comp["explained_variance"] * (1 - 1e-9)
+            assert comp["coverage"]["documents"] <= group["documents"]
+    # the groups share one run's proof budget (3 s of work per topic) by their documents
+    budgets = {g["group"]: g["budget"] for g in doc["groups"]}
+    assert sum(budgets.values()) == pytest.approx(3.0, rel=0.01)
+    assert budgets["United"] > budgets["Virgin America"]
+    assert any("share the proof budget" in note for note in doc["notes"])
+
+
+def _word_share(texts, word):
+    """Share of ``texts`` holding ``word`` as a token (a direct count on the raw text): not
+    inside another word or an @handle; a hashtag is its word, as the tokenizer reads it."""
+    pattern = re.compile(rf"(?<![a-z0-9_@]){word}(?![a-z0-9_])")
+    return float(np.mean([bool(pattern.search(t.lower())) for t in texts]))
+
+
+@pytest.mark.parametrize("group,word", [("American", "dfw"), ("US Airways", "clt"),
+                                        ("Virgin America", "virgin"), ("United", "united")])
+def test_airline_distinctive_words_against_a_direct_count(airline_groups, group, word):
+    """Hubs and names are distinctive: the word is in a far larger share of the group's tweets
+    than of the others', by the report and by counting the CSV's texts with pandas."""
+    import pandas as pd
+
+    path, doc = airline_groups
+    entry = next(g for g in doc["groups"] if g["group"] == group)
+    ranked = {e["word"]: e for e in entry["distinctive_words"]}
+    assert word in [e["word"] for e in entry["distinctive_words"][:5]]
+    e = ranked[word]
+    assert e["lift"] > 5 and e["share"] > 5 * e["share_elsewhere"]
+    assert e["share"] == pytest.approx(e["documents"] / entry["documents"])
+    others = doc["input"]["documents"] - entry["documents"]
+    assert e["share_elsewhere"] == pytest.approx(e["documents_elsewhere"] / others)
+    # the raw CSV (duplicates included, which the report sets aside) within half a point
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    inside = frame["airline"] == group
+    assert e["share"] == pytest.approx(_word_share(frame.text[inside], word), abs=0.005)
+    assert e["share_elsewhere"] == pytest.approx(_word_share(frame.text[~inside], word),
+                                                 abs=0.005)
+
+
+def test_airline_table_has_a_section_per_group_and_the_distinctive_words(airline_groups):
+    path, _ = airline_groups
+    result = spca("topics", path, "--by", "airline", "-c", "3", "--quiet", "--documents", "0",
+                  "--solver", "greedy")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for name in AIRLINES:
+        assert re.search(rf"^{name}: [\d,]+ documents, [\d,]+ words$", out, re.M)
+    assert "Distinctive words of each group's topics" in out
+    assert re.search(r"^American\s+dfw\s+\d\s+[\d.]+%\s+[\d.]+%\s+[\d.]+$", out, re.M)
+
+
+def fortunes_csv():
+    """fortunes.csv of the data folder (not a registered data set: a copy in $SPCA_DATA), or
+    skip."""
+    from spca_cli.datasets import data_folder
+
+    path = data_folder() / "fortunes.csv"
+    if not path.exists():
+        pytest.skip(f"{path} not present (SPCA_DATA=/path/to/folder)")
+    return path
+
+
+def test_fortunes_forty_groups_with_small_ones_reported():
+    doc = _json(fortunes_csv(), "--by", "category", "-c", "1", "--documents", "0")
+    groups = {g["group"]: g for g in doc["groups"]}
+    assert len(groups) == 40
+    assert groups["pratchett"]["not_solved"] == "2 documents, fewer than 20"
+    assert groups["ascii-art"]["not_solved"] == "10 documents, fewer than 20"
+    assert groups["ascii-art"]["components"] == []
+    solved = [g for g in groups.values() if g["not_solved"] is None]
+    assert len(solved) >= 35
+    for g in solved:
+        assert 0.8 <= g["components"][0]["certified_ratio"] <= 1.0
+    # the Perl quotes' group: Larry Wall's words
+    assert {"larry", "wall"} <= set(groups["perl"]["components"][0]["words"])
+
+
+def _small_corpus(tmp_path):
+    """Two groups of clear topics and one group of three documents."""
+    rows = []
+    for i in range(40):
+        rows.append(("pets", ["cats dogs fur paws vet", "fish tank water pump filter"][i % 2]
+                     + f" day{i % 7}"))
+        rows.append(("money", ["stocks bonds market trade price", "bank loan rate debt credit"]
+                     [i % 2] + f" week{i % 5}"))
+    rows += [("tiny", "alpha beta gamma"), ("tiny", "alpha beta delta"), ("tiny", "gamma delta")]
+    path = tmp_path / "small.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["kind", "text"])
+        writer.writerows(rows)
+    return path
+
+
+def test_small_groups_are_reported_not_solved_in_every_format(tmp_path):
+    path = _small_corpus(tmp_path)
+    args = (path, "--by", "kind", "-k", "3", "-c", "2", "--keep-duplicates", "--quiet")
+    doc = _json(*args)
+    groups = {g["group"]: g for g in doc["groups"]}
+    assert list(groups) == ["money", "pets", "tiny"]
+    assert groups["tiny"]["not_solved"] == "3 documents, fewer than 20"
+    money = {w for c in groups["money"]["components"] for w in c["words"]}
+    assert money <= {"stocks", "bonds", "market", "trade", "price", "bank", "loan", "rate",
+                     "debt", "credit"} | {f"week{i}" for i in range(5)}
+    table = spca("topics", *args).stdout
+    assert "tiny: 3 documents, 4 words\nnot solved: 3 documents, fewer than 20\n" in table
+    rows = list(csv.DictReader(io.StringIO(spca("topics", *args, "--format", "csv").stdout)))
+    assert [r for r in rows if r["group"] == "tiny"][0]["not_solved"] == \
+        "3 documents, fewer than 20"
+    assert all(r["share"] for r in rows if r["group"] == "pets")
+    markdown = spca("topics", *args, "--format", "markdown").stdout
+    assert "## tiny: 3 documents, 4 words\n\nNot solved: 3 documents, fewer than 20.\n" in \
+        markdown
+    assert "## Distinctive words" in markdown
+    # too few words for the topics asked: reported with the count
+    doc = _json(path, "--by", "kind", "-k", "3", "-c", "2", "--min-documents", "2",
+                "--keep-duplicates")
+    tiny = next(g for g in doc["groups"] if g["group"] == "tiny")
+    assert tiny["not_solved"] == "4 words in 2+ documents, fewer than the 6 its topics need"
+
+
+def test_an_empty_or_missing_value_is_the_none_group(tmp_path):
+    path = tmp_path / "t.jsonl"
+    lines = []
+    for i in range(30):
+        lines.append({"text": ["red green blue", "cyan magenta yellow"][i % 2], "team": "a"})
+        lines.append({"text": ["one two three", "four five six"][i % 2]})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    doc = _json(path, "--by", "team", "-k", "3", "-c", "2", "--keep-duplicates")
+    assert [g["group"] for g in doc["groups"]] == ["a", NO_GROUP]
+    assert [g["documents"] for g in doc["groups"]] == [30, 30]
+
+
+def test_uci_takes_a_file_of_one_group_per_document(tmp_path):
+    docword = "data_samples/docword.kos-sample.txt.gz"
+    labels = tmp_path / "labels.txt"
+    labels.write_text("".join(("even\n", "odd\n")[i % 2] for i in range(300)), encoding="utf-8")
+    doc = _json(docword, "--by", labels, "-k", "5", "-c", "2", "--documents", "0")
+    assert [(g["group"], g["documents"]) for g in doc["groups"]] == [("even", 150),
+                                                                     ("odd", 150)]
+    assert all(len(g["components"]) == 2 for g in doc["groups"])
+    labels.write_text("x\n" * 299, encoding="utf-8")
+    assert_error(spca("topics", docword, "--by", labels),
+                 f"{labels}: has 299 lines but {docword} has 300 documents (one group per "
+                 "line, in document order)")
+
+
+def test_errors_name_the_problem(tmp_path):
+    path = _small_corpus(tmp_path)
+    assert_error(spca("topics", path, "--by", "team"),
+                 f'{path}: no column "team" (columns: kind, text)')
+    text = tmp_path / "lines.txt"
+    text.write_text("a b c\n", encoding="utf-8")
+    assert_error(spca("topics", text, "--by", "kind"),
+                 f"{text}: text input has no columns, so --by cannot apply (give a CSV or JSON "
+                 "lines file)")
+    usage = spca("topics", path, "--by", "kind", "--assignments", tmp_path / "a.csv")
+    assert usage.exit_code == 2 and "--assignments does not apply with --by" in usage.output
+    usage = spca("topics", path, "--min-documents", "3")
+    assert usage.exit_code == 2 and "--min-documents applies with --by only" in usage.output
+
+
+def test_library_groups_of_texts_in_memory():
+    texts = ["cats dogs fur paws vet", "stocks bonds market trade price"] * 25
+    corpus = read_texts(texts, groups=["pets", "money"] * 25, min_count=1,
+                        keep_duplicates=True)
+    result = run_groups(corpus, by="kind", k=3, n_components=1, min_documents=5)
+    assert [(g.name, g.documents) for g in result.groups] == [("money", 25), ("pets", 25)]
+    pets = result.groups[1]
+    assert set(pets.result.components[0].words) <= {"cats", "dogs", "fur", "paws", "vet"}
+    assert pets.distinctive[0]["lift"] is None  # in no document of the other group
+    assert pets.distinctive[0]["share"] == 1.0 and pets.distinctive[0]["share_elsewhere"] == 0
+
+
+def test_estimator_fits_one_model_per_group():
+    from spca_cli.estimator import SparseTopics
+
+    texts = ["cats dogs fur paws vet", "stocks bonds market trade price", "a b"] * 25
+    model = SparseTopics(k=3, n_components=1, ingest={"min_count": 1, "keep_duplicates": True})
+    fits = model.fit_groups(texts, ["pets", "money", None] * 25, min_documents=5)
+    assert sorted(fits) == ["money", "pets"]
+    assert [g.name for g in model.groups_.groups] == ["money", "pets", NO_GROUP]
+    assert model.groups_.groups[2].not_solved.startswith("0 words")
+    assert set(fits["pets"].topic_words()[0]) <= {"cats", "dogs", "fur", "paws", "vet"}
+    assert fits["pets"].transform(["cats and dogs"])[0, 0] > 0
+    assert (fits["money"].certified_ratio_ > 0.9).all()
