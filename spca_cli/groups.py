@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 from spca_cli.corpus.core import Corpus
 from spca_cli.errors import SpcaParameterError
-from spca_cli.params import DEFAULTS, FitError
+from spca_cli.params import DEFAULTS, FitError, resolve_deflation
 from spca_cli.solvers.registry import solver_spec
 
 __all__ = ["GroupOutcome", "GroupedResult", "run_groups", "group_name", "NO_GROUP",
@@ -132,7 +132,7 @@ def _sub_corpus(corpus, rows, min_count):
 
 
 def _words_needed(solver, k, n_components, deflation):
-    disjoint = deflation == "remove" or solver_spec(solver).joint
+    disjoint = deflation in ("joint", "remove") or solver_spec(solver).joint
     return k * n_components if disjoint else k
 
 
@@ -179,6 +179,7 @@ eigensolver
     seconds = dict(seconds or {})
     start = time.perf_counter()
     min_count = int(corpus.options.get("min_count") or 1)
+    deflation = resolve_deflation(solver, deflation)
     needed = _words_needed(solver, k, n_components, deflation)
     outcomes = []
     for value, rows in _group_rows(corpus.groups):

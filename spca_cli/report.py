@@ -237,7 +237,7 @@ def set_search_text(search):
     total, kept = search["total"], search["total_with_best_topic"]
     less = 1.0 - kept / total if total > 0 else 0.0
     return (f"topics searched as a set; holding {best}, the set would explain {kept:.6g}, "
-            f"{less:.1%} less (--deflation remove: one topic at a time, the best first)")
+            f"{less:.1%} less (deflation 'remove': one topic at a time, the best first)")
 
 
 CSV_FIELDS = ["component", "position", "word", "index", "weight", "explained_variance",

@@ -124,17 +124,25 @@ def test_block_leaving_a_zero_view_gives_a_zero_topic(tmp_path):
     path = tmp_path / "block.npy"
     np.save(path, A)
     for extra in ([], ["--eigensolver", "arpack"], ["--eigensolver", "krylov"]):
-        doc = _topics_json(path, "-k", "2", "-c", "3", *extra)
+        doc = _topics_json(path, "-k", "2", "-c", "3", "--deflation", "remove", *extra)
         values = [t["explained_variance"] for t in doc["components"]]
         np.testing.assert_allclose(values, [3, 0, 0], atol=1e-12, err_msg=str(extra))
         assert doc["total_upper_bound"] >= 3
+        # the joint set splits the block: two topics of 2 each (a zero word beside each word)
+        doc = _topics_json(path, "-k", "2", "-c", "3", *extra)
+        values = [t["explained_variance"] for t in doc["components"]]
+        np.testing.assert_allclose(values, [2, 2, 0], atol=1e-12, err_msg=str(extra))
+        assert doc["total_upper_bound"] >= 4
 
 
 def test_uci_words_without_entries_and_identical_tweets_projected_out(tmp_path):
     (tmp_path / "docword.t.txt").write_text("3\n10\n4\n1 1 2\n2 1 1\n3 2 1\n3 1 1\n")
     (tmp_path / "vocab.t.txt").write_text("".join(f"w{i}\n" for i in range(1, 11)))
-    doc = _topics_json(tmp_path / "docword.t.txt", "-k", "2", "-c", "3")
+    doc = _topics_json(tmp_path / "docword.t.txt", "-k", "2", "-c", "3", "--deflation", "remove")
     assert [t["explained_variance"] for t in doc["components"]][1:] == [0, 0]
+    # the joint set keeps the two words apart: A_11 = 6 and A_22 = 1 (7 > 6.19 together)
+    doc = _topics_json(tmp_path / "docword.t.txt", "-k", "2", "-c", "3")
+    assert [t["explained_variance"] for t in doc["components"]] == [6, 1, 0]
     same = tmp_path / "same.txt"
     same.write_text("hello world\nhello world\nhello world\n")
     doc = _topics_json(same, "-k", "2", "-c", "2", "--deflation", "projection")

@@ -60,7 +60,7 @@ def _word_share(texts, word):
     return float(np.mean([bool(pattern.search(t.lower())) for t in texts]))
 
 
-@pytest.mark.parametrize("group,word", [("American", "dfw"), ("US Airways", "clt"),
+@pytest.mark.parametrize("group,word", [("American", "dfw"), ("Delta", "jetblue"),
                                         ("Virgin America", "virgin"), ("United", "united")])
 def test_airline_distinctive_words_against_a_direct_count(airline_groups, group, word):
     """Hubs and names are distinctive: the word is in a far larger share of the group's tweets
