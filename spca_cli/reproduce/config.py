@@ -347,12 +347,14 @@ class _IngestOptions:
 
 
 def _ingest_keys():
-    """The options ``load_input`` accepts: ``read_corpus``'s keywords plus ``labels``."""
+    """The options ``load_input`` accepts: ``read_corpus``'s keywords plus ``labels`` (not
+    ``groups``: a reproduced table is of the whole corpus)."""
     from spca_cli.corpus import read_corpus
 
     params = inspect.signature(read_corpus).parameters
     return sorted({name for name, p in params.items()
-                   if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "progress"} | {"labels"})
+                   if p.kind is inspect.Parameter.KEYWORD_ONLY
+                   and name not in ("progress", "groups")} | {"labels"})
 
 
 _DATA_KEYS = {"path": (_str(), False), "dataset": (_str(), False),
