@@ -47,6 +47,13 @@ KEEP_FIRST_SLACK = 0.01
 SET_CERTIFIED = 0.99
 #: rounds of "solve each topic again on its view" at most
 SET_ROUNDS = 2
+#: the share of its variance each topic of the set may give up for coherence (NPMI over the
+#: documents; :func:`~spca_cli.solvers.setsearch.polish_coherence`). At 0.005 the set's mean
+#: NPMI rose from 0.240 to 0.290 (KOS sample), 0.178 to 0.215 (fortunes), 0.248 to 0.283 (KOS),
+#: 0.060 to 0.136 (airline tweets) for 0.3% of its total; each topic stays certified >= 0.99 by
+#: the row bound alone. At 0.008 the NPMI rose further (0.308, 0.221, 0.286, 0.175) but three
+#: of the KOS sample's topics fell below 0.99 and were solved again on their views
+COHERENCE_SHARE = 0.005
 
 __all__ = ["Topic", "TopicsResult", "TotalBound", "run_topics", "DEFLATIONS", "DEFAULTS"]
 
@@ -255,6 +262,8 @@ def _set_summary(search, A0, labels):
     the best single topic, whether that one was kept, and that topic (words, value, bound)."""
     best = search["best_topic"]
     return {"total": search["total"], "start_total": search["start_total"],
+            "searched_total": search["searched_total"],
+            "coherence_steps": search["coherence_steps"],
             "total_with_best_topic": search["total_with_best_topic"],
             "best_topic_kept": search["best_topic_kept"],
             "best_topic_words": [str(labels[i]) for i in best.indices],
@@ -446,7 +455,8 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
        made to hold the best single topic (:func:`~spca_cli.solvers.setsearch.with_first`).
     3. Local search from each (:func:`~spca_cli.solvers.setsearch.improve_set`), the second
        with that topic frozen. The set holding the best single topic is kept unless the free
-       one explains more than :data:`KEEP_FIRST_SLACK` more; both totals are reported.
+       one explains more than :data:`KEEP_FIRST_SLACK` more; both totals are reported. Then
+       each topic trades up to :data:`COHERENCE_SHARE` of its variance for coherence.
     4. Each topic certified as the best k words disjoint from the OTHER topics (A without
        their words), and, where that certificate stays below :data:`SET_CERTIFIED`, solved
        again on that view: a better topic there replaces it (the total only grows), until a
@@ -474,6 +484,13 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
         free = other
     keep_first = kept.total >= free.total * (1.0 - KEEP_FIRST_SLACK)
     chosen = kept if keep_first else free
+    searched_total = chosen.total
+    coherence_steps = 0
+    if A0.S is not None:  # (documents in this process: their counts give the coherence)
+        from spca_cli.solvers.setsearch import polish_coherence
+
+        coherence_steps = polish_coherence(chosen, A0.S, share=COHERENCE_SHARE,
+                                           frozen={0} if keep_first else set())
     seconds["search"] = time.perf_counter() - t
     supports = [np.asarray(s, dtype=np.int64) for s in chosen.supports]
     pairs = list(chosen.pairs)
@@ -515,7 +532,8 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     order = sorted(range(n_components), key=lambda j: (j != 0 or not keep_first,
                                                        -outs[j][0].value))
     found = [outs[j] for j in order]
-    summary = {"start_total": float(free.start_total), "total": total,
+    summary = {"start_total": float(free.start_total), "searched_total": float(searched_total),
+               "coherence_steps": int(coherence_steps), "total": total,
                "total_with_best_topic": float(kept.total), "best_topic_kept": bool(keep_first),
                "best_topic": first, "moves": int(free.moves + kept.moves),
                "resolved": resolved}

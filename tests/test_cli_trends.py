@@ -59,7 +59,7 @@ def test_a_week_in_one_call(airline_csv, tmp_path):
     for line, report in zip(lines[6:13], reports):
         share = report["components"][0]["coverage"]["share"]
         assert f"T1 {100 * share:.0f}%" in line
-    assert "T2 service \u00b7 customer \u00b7 hold" in index
+    assert "T2 service \u00b7 customer \u00b7 worst" in index
     # the service topic is followed, not new, on every day it returns after the first
     returns = 0
     for line in lines[7:13]:
@@ -70,7 +70,7 @@ def test_a_week_in_one_call(airline_csv, tmp_path):
     # a topic new on the last day is named by its number and words, as on every page
     tracks, _ = follow_topics(reports)
     fleek = next(t for t in tracks if "fleek" in t.words)
-    assert fleek.name == f"T{len(tracks)} fleet \u00b7 fleek \u00b7 stop"
+    assert fleek.name == f"T{len(tracks)} fleek \u00b7 fleet \u00b7 yall"
     assert lines[12].endswith(f"| {fleek.name} |")
     for track in tracks:
         assert f"| {track.name} | " in index  # every followed topic is listed

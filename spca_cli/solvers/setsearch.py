@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SetState", "improve_set", "set_total", "with_first"]
+__all__ = ["SetState", "improve_set", "set_total", "with_first", "polish_coherence"]
 
 #: moves screened per kind (replace, swap) and measured exactly per step
 SCREENED = 24
 #: a move must gain at least this share of the total (rounding is not a gain)
 MIN_GAIN = 1e-9
+#: replacements per topic measured exactly in each step of :func:`polish_coherence`, of each
+#: kind (best NPMI, cheapest variance)
+COHERENCE_CANDIDATES = 40
 
 
 def _leading(A, support):
@@ -240,3 +243,102 @@ def with_first(A, supports, first):
         if j != drop:
             out.append(_fill(A, [w for w in s if w not in set(first.tolist())], k, taken))
     return out
+
+
+def _npmi(together, alone_i, alone_j, n_documents):
+    """NPMI of word pairs from document counts (arrays broadcast): -1 for pairs that never
+    co-occur (the convention of :mod:`spca_cli.coherence`)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_ij = together / n_documents
+        value = np.log(p_ij / ((alone_i / n_documents) * (alone_j / n_documents))) / -np.log(p_ij)
+    value = np.where(together > 0, value, -1.0)
+    # a pair in every document: log 1 = 0 on both sides; NPMI's limit there is 1
+    return np.where((together > 0) & (p_ij >= 1.0), 1.0, value)
+
+
+class _Coherence:
+    """Document counts of one topic's words against every word: what the mean NPMI of the
+    topic becomes when its p-th word is replaced by any v, for all (v, p) at once."""
+
+    def __init__(self, B, df, n_documents, support):
+        self.B, self.df, self.n = B, df, n_documents
+        self.update(support)
+
+    def update(self, support):
+        support = np.asarray(support, dtype=np.int64)
+        counts = (self.B.T @ self.B[:, support]).toarray()  # (n, k): co-document counts
+        self.np_all = _npmi(counts, self.df[:, None], self.df[support][None, :], self.n)
+        inner = self.np_all[support]
+        k = support.size
+        self.pairs = k * (k - 1) / 2
+        off = inner[~np.eye(k, dtype=bool)].reshape(k, k - 1) if k > 1 else np.zeros((k, 0))
+        self.pair_sum = float(off.sum() / 2)
+        self.row = off.sum(axis=1)  # NPMI of word p with the others
+        self.support = support
+
+    @property
+    def value(self):
+        return self.pair_sum / self.pairs if self.pairs else 0.0
+
+    def replaced(self):
+        """(n, k): the topic's mean NPMI with word v in place of its p-th word."""
+        k = self.support.size
+        with_v = self.np_all.sum(axis=1)[:, None] - self.np_all  # v against the others
+        return (self.pair_sum - self.row[None, :] + with_v) / self.pairs if k > 1 else \
+            np.zeros_like(self.np_all)
+
+
+def polish_coherence(state, S, *, share, frozen=(), candidates=COHERENCE_CANDIDATES):
+    """Trade a little of each topic's variance for coherence, in place.
+
+    Greedy: each step takes the replacement (a word no topic holds in place of one of a topic's
+    words) that raises the topic's mean NPMI over the documents of ``S`` the most per unit of
+    lambda_max it costs, as long as each topic loses at most ``share`` of its value at the
+    start; topics in ``frozen`` keep their words. Candidates: per topic, the ``candidates`` best
+    by the NPMI they give and the ``candidates`` cheapest by the mu screening; each measured
+    exactly. Returns the steps taken."""
+    B = S.tocsc(copy=True).astype(np.float64)
+    B.data[:] = 1.0
+    n_documents = B.shape[0]
+    df = np.asarray(B.sum(axis=0)).ravel()
+    k, K = state.k, len(state.supports)
+    tracks = [_Coherence(B, df, n_documents, s) for s in state.supports]
+    allowed = np.array([share * value for value in state.values])
+    spent = np.zeros(K)
+    steps = 0
+    while True:
+        G = state.gains()
+        free = ~state.used() & state.allowed
+        best = None
+        for j in range(K):
+            if j in frozen:
+                continue
+            value = state.pairs[j][0]
+            new_coherence = tracks[j].replaced()
+            gain = np.where(free[:, None], new_coherence - tracks[j].value, -np.inf)
+            cheap = np.where(free[:, None], G[:, j * k:(j + 1) * k], -np.inf)
+            chosen = set()
+            for score in (gain, cheap):
+                flat = score.ravel()
+                count = min(candidates, flat.size)
+                chosen.update(np.argpartition(-flat, count - 1)[:count].tolist())
+            for idx in chosen:
+                v, p = divmod(int(idx), k)
+                if not np.isfinite(gain[v, p]) or gain[v, p] <= 1e-6:
+                    continue
+                support = state.supports[j].copy()
+                support[p] = v
+                pair = _leading(state.A, support)
+                loss = max(value - pair[0], 0.0)
+                if spent[j] + loss > allowed[j]:
+                    continue
+                ratio = gain[v, p] / max(loss, 1e-12 * max(value, 1e-300))
+                if best is None or ratio > best[0]:
+                    best = (ratio, j, support, pair, loss)
+        if best is None:
+            return steps
+        _, j, support, pair, loss = best
+        state.apply({j: support}, {j: pair})
+        tracks[j].update(support)
+        spent[j] += loss
+        steps += 1
