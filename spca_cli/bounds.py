@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spca_cli.kernels.rowbound import PREFIX, offdiag_top_sums, restrict_prefixes, row_prefixes
+from spca_cli.kernels.rowbound import (PREFIX, gather_rows, offdiag_top_sums, restrict_prefixes,
+                                      row_prefixes)
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
@@ -519,11 +520,10 @@ class RowModel:
         new_pos = np.cumsum(keep) - 1
         kept_h = keep[self.hrow]
         hrow = new_pos[self.hrow[kept_h]]
-        # one row at a time: the old rows, the new ones and no (h, m) intermediate at once
-        kept_words = np.flatnonzero(keep)
-        CT = np.empty((hrow.size, kept_words.size), dtype=self.CT.dtype)
-        for new_row, old_row in enumerate(np.flatnonzero(kept_h).tolist()):
-            np.take(self.CT[old_row], kept_words, out=CT[new_row])
+        # gathered in one numba call straight into the new rows: no (h, m) intermediate, and
+        # none of the per-row calls that took 1.6 s of 8.5 on the airline tweets' default run
+        # (72,000 np.take calls over the screening rounds)
+        CT = gather_rows(self.CT, np.flatnonzero(kept_h), np.flatnonzero(keep))
         hpos = np.full(int(keep.sum()), -1, dtype=np.int64)
         hpos[hrow] = np.arange(hrow.size)
         model = RowModel(self.words[keep], self.diag[keep], CT, hpos, hrow.astype(np.int64),

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["heap_offer", "heap_sum", "offdiag_top_sums", "row_prefixes", "restrict_prefixes", "PREFIX", "node_bound",
-           "branch_and_bound"]
+__all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "row_prefixes", "restrict_prefixes", "PREFIX", "node_bound",
+           "branch_and_bound", "branch_and_bound_prefixed"]
 
 
 @njit(cache=True)
@@ -269,6 +269,24 @@ def _prefix_rows(CT, order, rest):
             order[p, t] = chosen[sort[t]]
 
 
+def gather_rows(CT, rows, columns):
+    """``CT[rows][:, columns]`` formed row by row into its own array (no (len(rows), n)
+    intermediate): the exact rows of a restricted model."""
+    out = np.empty((rows.size, columns.size), dtype=CT.dtype)
+    if rows.size and columns.size:
+        _gather_rows(CT, np.ascontiguousarray(rows, dtype=np.int64),
+                     np.ascontiguousarray(columns, dtype=np.int64), out)
+    return out
+
+
+@njit(cache=True)
+def _gather_rows(CT, rows, columns, out):
+    for q in range(rows.shape[0]):
+        p = rows[q]
+        for t in range(columns.shape[0]):
+            out[q, t] = CT[p, columns[t]]
+
+
 def restrict_prefixes(prefixes, rows, keep):
     """The prefixes of a model restricted to the exact rows ``rows`` (old positions, in their
     new order) and the words where ``keep`` is True: each prefix without the words dropped,
@@ -338,6 +356,21 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
     such bound over up to ``n_iter`` steps of w <- T(w) / max T(w) (stopping early once it is
     below ``stop_below``), and leaves in ``w`` the weights that gave it.
     """
+    in_r = np.zeros(B.shape[0], dtype=np.bool_)
+    for b in range(R.shape[0]):
+        in_r[R[b]] = True
+    visited = np.zeros(1)
+    return _node_bound(B, F, R, in_r, slots, w, n_iter, stop_below,
+                       np.zeros((B.shape[0], 0), dtype=np.int32), np.zeros(B.shape[0]), visited)
+
+
+@njit(cache=True)
+def _node_bound(B, F, R, in_r, slots, w, n_iter, stop_below, order, rest, visited):
+    """:func:`node_bound` with ``in_r`` (True on R) and the rows' prefixes ``order``, ``rest``
+    (:func:`row_prefixes` of B; zero columns: none): a row's largest entries come first, and
+    once its heap is full an entry times the largest weight on R at or below the heap's floor
+    ends the row, since no later entry can enter the sum (the same values as a whole row;
+    only the order of their sum may differ). Adds the entries of B read to ``visited[0]``."""
     nF = F.shape[0]
     nR = R.shape[0]
     nA = nF + nR
@@ -345,13 +378,20 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
     T = np.empty(nA)
     best_w = np.empty(nA)
     heap = np.empty((1, max(slots, 1)))
+    length = order.shape[1]
+    read = 0
     for it in range(n_iter):
+        wmax = 0.0
+        for b in range(nR):
+            if w[R[b]] > wmax:
+                wmax = w[R[b]]
         U = 0.0
         for a in range(nA):
             i = F[a] if a < nF else R[a - nF]
             fixed = 0.0
             for b in range(nF):
                 fixed += B[i, F[b]] * w[F[b]]
+            read += nF
             if a < nF:
                 cap = slots
             else:
@@ -360,10 +400,34 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
             size = 0
             if cap > 0:
                 hp = heap[:, :cap]
-                for b in range(nR):
-                    j = R[b]
-                    if j != i:
-                        size = heap_offer(hp, 0, size, B[i, j] * w[j])
+                done = False
+                if length > 0:
+                    f = -np.inf
+                    t = 0
+                    while t < length:
+                        j = order[i, t]
+                        t += 1
+                        bij = B[i, j]
+                        if size == cap and bij * wmax <= f:
+                            done = True
+                            break
+                        if in_r[j] and j != i:
+                            x = bij * w[j]
+                            if x > f:
+                                size = heap_offer(hp, 0, size, x)
+                                if size == cap:
+                                    f = hp[0, 0]
+                    read += t
+                    if not done and size == cap and rest[i] * wmax <= f:
+                        done = True  # the entries past the prefix are at most rest[i]
+                    if not done:
+                        size = 0  # undecided: the whole row, as below
+                if not done:
+                    for b in range(nR):
+                        j = R[b]
+                        if j != i:
+                            size = heap_offer(hp, 0, size, B[i, j] * w[j])
+                    read += nR
                 fixed += heap_sum(hp, 0, size)
             T[a] = fixed
             ratio = fixed / w[i]
@@ -386,6 +450,7 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
             w[i] = max(T[a] / tmax, 1e-300)
     for a in range(nA):
         w[F[a] if a < nF else R[a - nF]] = best_w[a]
+    visited[0] += read
     return best
 
 
@@ -417,7 +482,21 @@ def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, bes
 
     Returns ``(depth, best_value, nodes)``; ``best_set`` (k,) is updated in place.
     """
+    visited = np.zeros(1)
+    return branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth,
+                                     best_set, best_value, floor, max_nodes, n_iter, slack,
+                                     np.zeros((B.shape[0], 0), dtype=np.int32),
+                                     np.zeros(B.shape[0]), visited)
+
+
+@njit(cache=True)
+def branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best_set,
+                              best_value, floor, max_nodes, n_iter, slack, order, rest, visited):
+    """:func:`branch_and_bound` with the rows of ``B`` read through their prefixes ``order``,
+    ``rest`` (:func:`row_prefixes`; see :func:`_node_bound`), adding the entries of B its node
+    bounds read to ``visited[0]`` (what auto's work budget counts)."""
     m = A.shape[0]
+    in_r = np.zeros(m, dtype=np.bool_)
     nodes = 0
     while depth > 0 and nodes < max_nodes:
         depth -= 1
@@ -454,7 +533,12 @@ def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, bes
                 best_set[:] = leaf
             continue
         w = stack_w[depth].copy()
-        ub = node_bound(B, F, R, k - nF, w, n_iter, prune)
+        for i in range(m):
+            in_r[i] = False
+        for b in range(nR):
+            in_r[R[b]] = True
+        visited[0] += m  # (the node's rows of flags, read above)
+        ub = _node_bound(B, F, R, in_r, k - nF, w, n_iter, prune, order, rest, visited)
         if ub <= prune:
             continue
         # branch on the free word of largest weight: it carries the most of the bound
