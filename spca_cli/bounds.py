@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spca_cli.kernels.rowbound import (PREFIX, gather_rows, offdiag_top_sums, restrict_prefixes,
-                                      row_prefixes)
+from spca_cli.kernels.rowbound import (PREFIX, gather_rows, offdiag_top_sums, outside_columns,
+                                      restrict_outside_columns, restrict_prefixes, row_prefixes)
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
@@ -435,6 +435,7 @@ class RowModel:
         self.margin = float(margin)
         self.sqd = np.sqrt(np.maximum(diag + self.margin, 0.0))
         self._prefixes = None
+        self._columns = None
 
     @classmethod
     def of(cls, A, *, exact_rows=512, words=None):
@@ -501,7 +502,18 @@ class RowModel:
         sqd = self.sqd if cauchy_schwarz else np.zeros_like(self.sqd)
         return offdiag_top_sums(self.CT, self.hpos, self.hrow, sqd,
                                 np.ascontiguousarray(v, dtype=np.float64), int(count),
-                                self.prefixes)
+                                self.prefixes, self.columns)
+
+    @property
+    def columns(self):
+        """The exact entries of the rows outside H, nonzero ones largest first (:func:`~spca_cli.
+        kernels.rowbound.outside_columns`), made on first use when those rows hold at least
+        :data:`_PREFIX_ENTRIES` entries: repaid by the weight steps that follow, each of which
+        then reads a few of a row's entries instead of all h (None below)."""
+        h = self.hrow.size
+        if self._columns is None and h and (self.size - h) * h >= _PREFIX_ENTRIES:
+            self._columns = outside_columns(self.CT, self.hpos)
+        return self._columns
 
     @property
     def prefixes(self):
@@ -530,6 +542,8 @@ class RowModel:
                          self.margin)
         if self._prefixes is not None:  # (cheaper restricted than made again)
             model._prefixes = restrict_prefixes(self._prefixes, np.flatnonzero(kept_h), keep)
+        if self._columns is not None:
+            model._columns = restrict_outside_columns(self._columns, np.flatnonzero(kept_h), keep)
         return model
 
     def dense(self):

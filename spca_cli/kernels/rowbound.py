@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "row_prefixes", "restrict_prefixes", "PREFIX", "node_bound",
+__all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns",
+           "restrict_outside_columns", "row_prefixes", "restrict_prefixes", "PREFIX", "node_bound",
            "branch_and_bound", "branch_and_bound_prefixed"]
 
 
@@ -72,7 +73,7 @@ _CHUNK = 256
 
 @njit(cache=True)
 def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, lo, hi,
-                   out):
+                   out, cptr, cq, cval, vmax_h):
     """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread).
 
     Each pass first computes a run of values and counts those above their heap's floor with no
@@ -112,6 +113,26 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         if sizes[r] == count:
             floor[r] = heaps[r, 0]
     values = np.empty(max(B, _CHUNK))
+    if cptr.shape[0] > 0:
+        # rows outside H from their nonzero exact entries, largest first (:func:`
+        # outside_columns`): once the heap is full, an entry times the largest weight on H at
+        # or below its floor ends the row (zeros never enter a full heap of nonnegative values)
+        for r in range(B):
+            i = lo + r
+            if hpos[i] >= 0:
+                continue
+            f = floor[r]
+            for t in range(cptr[i], cptr[i + 1]):
+                c = cval[t]
+                if sizes[r] == count and c * vmax_h <= f:
+                    break
+                x = c * v[hrow[cq[t]]]
+                if x > f:
+                    sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                    if sizes[r] == count:
+                        f = heaps[r, 0]
+            floor[r] = f
+        outside = 0
     # rows outside H: their exact entries are the columns H, read row by row of CT (none when
     # every row is exact, as for a small vocabulary: then no pass at all)
     for q in range(h if outside else 0):
@@ -191,27 +212,133 @@ def _cauchy_schwarz_top(hpos, sqd, v, count):
     return g, candidates[order][:c]
 
 
+@njit(cache=True)
+def _max_on(v, hrow):
+    out = 0.0
+    for q in range(hrow.shape[0]):
+        if v[hrow[q]] > out:
+            out = v[hrow[q]]
+    return out
+
+
 @njit(cache=True, parallel=True)
-def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, block):
+def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, block, cptr, cq,
+                       cval):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
+    vmax_h = _max_on(v, hrow)
     n_blocks = (n + block - 1) // block
     for b in prange(n_blocks):
         _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax,
-                       b * block, min(n, (b + 1) * block), out)
+                       b * block, min(n, (b + 1) * block), out, cptr, cq, cval, vmax_h)
     return out
 
 
 @njit(cache=True)
-def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest):
+def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq, cval):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
-    _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n, out)
+    _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n, out,
+                   cptr, cq, cval, _max_on(v, hrow))
     return out
+
+
+def outside_columns(CT, hpos):
+    """``(indptr, rows, values)``: for every word outside H (``hpos`` -1), its nonzero exact
+    entries CT[q, i] (the pairs with the words of H), largest first, with the exact row q of
+    each, in compressed rows (a word of H has none). :func:`offdiag_top_sums` then reads a row
+    outside H until no later entry can enter its sum instead of all h entries: on the fortunes
+    (14,500 words, 1,150 exact rows) the certificate's weight steps read 15M entries a step
+    for those rows."""
+    h, n = CT.shape
+    counts = np.zeros(n + 1, dtype=np.int64)
+    _count_outside(CT, hpos, counts)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts[:n], out=indptr[1:])
+    rows = np.empty(int(indptr[n]), dtype=np.int32)
+    values = np.empty(int(indptr[n]), dtype=CT.dtype)
+    _fill_outside(CT, hpos, indptr, rows, values)
+    return indptr, rows, values
+
+
+@njit(cache=True)
+def _count_outside(CT, hpos, counts):
+    h, n = CT.shape
+    for q in range(h):
+        for j in range(n):
+            if hpos[j] < 0 and CT[q, j] != 0:
+                counts[j] += 1
+
+
+@njit(cache=True, parallel=True)
+def _fill_outside(CT, hpos, indptr, rows, values):
+    h, n = CT.shape
+    fill = indptr[:n].copy()
+    for q in range(h):
+        for j in range(n):
+            if hpos[j] < 0 and CT[q, j] != 0:
+                rows[fill[j]] = q
+                values[fill[j]] = CT[q, j]
+                fill[j] += 1
+    for j in prange(n):
+        lo, hi = indptr[j], indptr[j + 1]
+        if hi - lo > 1:
+            keys = np.empty(hi - lo)
+            for t in range(lo, hi):
+                keys[t - lo] = -values[t]
+            sort = np.argsort(keys, kind="mergesort")
+            q_old = rows[lo:hi].copy()
+            v_old = values[lo:hi].copy()
+            for t in range(hi - lo):
+                rows[lo + t] = q_old[sort[t]]
+                values[lo + t] = v_old[sort[t]]
+
+
+def restrict_outside_columns(columns, rows, keep):
+    """:func:`outside_columns` of a model restricted to the exact rows ``rows`` (old positions,
+    in their new order) and the words where ``keep`` is True: the entries of dropped rows and
+    words left out, the rest renumbered, still largest first."""
+    indptr, q, values = columns
+    keep = np.ascontiguousarray(keep, dtype=np.bool_)
+    rows = np.asarray(rows, dtype=np.int64)
+    new_q = np.full(max(int(q.max(initial=-1)), int(rows.max(initial=-1))) + 1, -1,
+                    dtype=np.int32)
+    new_q[rows] = np.arange(rows.size, dtype=np.int32)
+    words = np.flatnonzero(keep)
+    counts = np.zeros(words.size + 1, dtype=np.int64)
+    _count_restricted(indptr, q, new_q, words, counts)
+    new_ptr = np.zeros(words.size + 1, dtype=np.int64)
+    np.cumsum(counts[:words.size], out=new_ptr[1:])
+    out_q = np.empty(int(new_ptr[-1]), dtype=np.int32)
+    out_v = np.empty(int(new_ptr[-1]), dtype=values.dtype)
+    _fill_restricted(indptr, q, values, new_q, words, new_ptr, out_q, out_v)
+    return new_ptr, out_q, out_v
+
+
+@njit(cache=True)
+def _count_restricted(indptr, q, new_q, words, counts):
+    for a in range(words.shape[0]):
+        j = words[a]
+        for t in range(indptr[j], indptr[j + 1]):
+            if new_q[q[t]] >= 0:
+                counts[a] += 1
+
+
+@njit(cache=True)
+def _fill_restricted(indptr, q, values, new_q, words, new_ptr, out_q, out_v):
+    for a in range(words.shape[0]):
+        j = words[a]
+        pos = new_ptr[a]
+        for t in range(indptr[j], indptr[j + 1]):
+            nq = new_q[q[t]]
+            if nq >= 0:
+                out_q[pos] = nq
+                out_v[pos] = values[t]
+                pos += 1
 
 
 #: Entries of each exact row kept in decreasing order (:func:`row_prefixes`). On the airline
@@ -322,14 +449,15 @@ def _restrict_rows(order, lengths, rows, keep, new_pos, new_order, new_lengths):
 _PARALLEL_WORK = 1 << 24
 
 
-def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None):
+def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None):
     """For every word i: the sum of the ``count`` largest of {|A'_ij| v_j : j != i}.
 
     Entries with i or j in H are exact; the others are replaced by sqd_i sqd_j >= |A'_ij|
     (a row outside H takes them from the ``count`` + 1 largest sqd_j v_j outside H, one of
     which may be the row itself). ``v`` must be nonnegative. ``prefixes``, the exact rows'
     :func:`row_prefixes`, let a row of H stop as soon as no later entry can enter its sum (the
-    same values: only the order of their sum may differ). Shape (n,).
+    same values: only the order of their sum may differ). ``columns``, the rows outside H's
+    :func:`outside_columns`, lets each of them stop likewise. Shape (n,).
     """
     if count <= 0:
         return np.zeros(hpos.shape[0])
@@ -338,11 +466,19 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None):
                     np.zeros(CT.shape[0], dtype=np.int32), np.zeros(CT.shape[0]))
     order, lengths, rest = prefixes
     h, n = CT.shape
-    # rows outside H read h entries each; a row of H its prefix, or all n when it has none
-    work = (n - h) * h + h * (order.shape[1] if order.shape[1] else n)
+    if columns is None:
+        columns = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                   np.zeros(0, dtype=CT.dtype))
+    cptr, cq, cval = columns
+    # rows outside H read h entries each (their nonzero ones with ``columns``); a row of H its
+    # prefix, or all n when it has none
+    outside = cval.size if cptr.size else (n - h) * h
+    work = outside + h * (order.shape[1] if order.shape[1] else n)
     if work < _PARALLEL_WORK:
-        return _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest)
-    return _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256)
+        return _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq,
+                                cval)
+    return _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256, cptr,
+                              cq, cval)
 
 
 @njit(cache=True)
