@@ -494,15 +494,16 @@ class RowModel:
         outside = self.diag[self.hpos < 0]
         return _top_sum(outside, k)
 
-    def top_sums(self, v, count, *, cauchy_schwarz=True):
+    def top_sums(self, v, count, *, cauchy_schwarz=True, visited=None):
         """For each word i: the sum of the ``count`` largest |A'_ij| v_j over j != i.
 
         With ``cauchy_schwarz=False`` the pairs outside the exact rows count as 0 (a lower
-        estimate, used only to decide whether more exact rows would help)."""
+        estimate, used only to decide whether more exact rows would help). ``visited`` (an
+        array of one float) gains the entries read."""
         sqd = self.sqd if cauchy_schwarz else np.zeros_like(self.sqd)
         return offdiag_top_sums(self.CT, self.hpos, self.hrow, sqd,
                                 np.ascontiguousarray(v, dtype=np.float64), int(count),
-                                self.prefixes, self.columns)
+                                self.prefixes, self.columns, visited)
 
     @property
     def columns(self):
@@ -567,6 +568,8 @@ class RowBound:
         T(w)_i / w_i at those weights.
     iterations : int
         Steps of w <- T(w) / max T(w) taken.
+    entries : float
+        Entries of the exact rows read by those steps (sorted prefixes stop rows early).
     totals : dict
         C -> an upper bound on the total of C topics with disjoint supports (the sum of the C
         largest ratios, minimised over the weights tried).
@@ -577,6 +580,7 @@ class RowBound:
     ratios: np.ndarray
     iterations: int
     totals: dict = field(default_factory=dict)
+    entries: float = 0.0
 
 
 def _projected_gain(trail):
@@ -630,10 +634,12 @@ def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=No
     best = RowBound(np.inf, w, np.full(model.size, np.inf), 0,
                     {int(c): np.inf for c in totals})
     slack = 1.0 + _ROUNDING * max(k, 1)
+    read = np.zeros(1)
     stalled_at, since = np.inf, 0
     trail, settled = [], 0  # the best value after each step; steps the projection said "done"
     for it in range(1, int(max_iter) + 1):
-        T = diag * w + model.top_sums(w, k - 1)
+        T = diag * w + model.top_sums(w, k - 1, visited=read)
+        best.entries = float(read[0])
         ratios = T / w
         U = float(ratios.max()) * slack
         for count in best.totals:

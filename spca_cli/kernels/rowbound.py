@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns",
+__all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
            "restrict_outside_columns", "row_prefixes", "restrict_prefixes", "PREFIX", "node_bound",
            "branch_and_bound", "branch_and_bound_prefixed"]
 
@@ -113,6 +113,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         if sizes[r] == count:
             floor[r] = heaps[r, 0]
     values = np.empty(max(B, _CHUNK))
+    read = 0  # entries of CT read (what auto's work budget counts)
     if cptr.shape[0] > 0:
         # rows outside H from their nonzero exact entries, largest first (:func:`
         # outside_columns`): once the heap is full, an entry times the largest weight on H at
@@ -124,6 +125,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             f = floor[r]
             for t in range(cptr[i], cptr[i + 1]):
                 c = cval[t]
+                read += 1
                 if sizes[r] == count and c * vmax_h <= f:
                     break
                 x = c * v[hrow[cq[t]]]
@@ -135,6 +137,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         outside = 0
     # rows outside H: their exact entries are the columns H, read row by row of CT (none when
     # every row is exact, as for a small vocabulary: then no pass at all)
+    read += h * outside if outside else 0
     for q in range(h if outside else 0):
         vq = v[hrow[q]]
         passing = 0
@@ -160,6 +163,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             done = False
             for t in range(lengths[p]):
                 j = order[p, t]
+                read += 1
                 x = CT[p, j] * v[j]
                 if x > f and j != i:
                     sizes[r] = heap_offer(heaps, r, sizes[r], x)
@@ -176,6 +180,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             sizes[r] = 0  # undecided: the whole row, as below
         if p >= 0:
             f = -np.inf
+            read += n
             for c0 in range(0, n, _CHUNK):
                 c1 = min(n, c0 + _CHUNK)
                 passing = 0
@@ -191,6 +196,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                             if sizes[r] == count:
                                 f = heaps[r, 0]
         out[i] = heap_sum(heaps, r, sizes[r])
+    return read
 
 
 @njit(cache=True)
@@ -230,10 +236,12 @@ def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, bloc
     vmax = np.max(v) if n else 0.0
     vmax_h = _max_on(v, hrow)
     n_blocks = (n + block - 1) // block
+    reads = np.zeros(n_blocks)
     for b in prange(n_blocks):
-        _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax,
-                       b * block, min(n, (b + 1) * block), out, cptr, cq, cval, vmax_h)
-    return out
+        reads[b] = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest,
+                                  vmax, b * block, min(n, (b + 1) * block), out, cptr, cq, cval,
+                                  vmax_h)
+    return out, np.sum(reads)
 
 
 @njit(cache=True)
@@ -242,9 +250,9 @@ def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, 
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
-    _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n, out,
-                   cptr, cq, cval, _max_on(v, hrow))
-    return out
+    read = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n,
+                          out, cptr, cq, cval, _max_on(v, hrow))
+    return out, float(read)
 
 
 def outside_columns(CT, hpos):
@@ -442,6 +450,81 @@ def _restrict_rows(order, lengths, rows, keep, new_pos, new_order, new_lengths):
         new_lengths[q] = count
 
 
+def top_square_sums(CT, hpos, hrow, d, count, prefixes=None, columns=None):
+    """For every word i: the sum of the ``count`` largest A'_ij^2 over j != i, bounded as the
+    row sums are: exact where i or j is in H, else d_i d_j >= A'_ij^2 (Cauchy-Schwarz, ``d``
+    the diagonal plus the PSD margin). With ``prefixes`` and ``columns`` (:func:`row_prefixes`,
+    :func:`outside_columns`) a row reads its largest entries only. Shape (n,)."""
+    n = hpos.shape[0]
+    if count <= 0 or n == 0:
+        return np.zeros(n)
+    h = CT.shape[0]
+    if prefixes is None:
+        prefixes = (np.zeros((h, 0), dtype=np.int32), np.zeros(h, dtype=np.int32),
+                    np.zeros(h))
+    if columns is None:
+        columns = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                   np.zeros(0, dtype=CT.dtype))
+    order, lengths, _ = prefixes
+    cptr, _, cval = columns
+    g = np.where(hpos < 0, d, -1.0)
+    c = min(count + 1, n)
+    top = np.argsort(-g, kind="mergesort")[:c].astype(np.int64)
+    out = np.zeros(n)
+    _square_sums(CT, hpos, d, g, top, count, order, lengths, cptr, cval, out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _square_sums(CT, hpos, d, g, top, count, order, lengths, cptr, cval, out):
+    n = hpos.shape[0]
+    h = CT.shape[0]
+    for i in prange(n):
+        heap = np.empty((1, count))
+        size = 0
+        p = hpos[i]
+        if p >= 0:
+            done = False
+            if order.shape[1] > 0:
+                # largest first: the first count entries (without i) are the largest squares
+                for t in range(lengths[p]):
+                    j = order[p, t]
+                    if j != i:
+                        x = float(CT[p, j])
+                        size = heap_offer(heap, 0, size, x * x)
+                        if size == count:
+                            done = True
+                            break
+                if not done:
+                    size = 0
+            if not done:
+                for j in range(n):
+                    if j != i:
+                        x = float(CT[p, j])
+                        size = heap_offer(heap, 0, size, x * x)
+        else:
+            taken = 0
+            for t in range(top.shape[0]):
+                j = top[t]
+                if j == i or g[j] < 0:
+                    continue
+                if taken == count:
+                    break
+                size = heap_offer(heap, 0, size, d[i] * d[j])
+                taken += 1
+            if cptr.shape[0] > 0:
+                for t in range(cptr[i], cptr[i + 1]):
+                    x = float(cval[t])
+                    if size == count and x * x <= heap[0, 0]:
+                        break  # the entries after it are smaller
+                    size = heap_offer(heap, 0, size, x * x)
+            else:
+                for q in range(h):
+                    x = float(CT[q, i])
+                    size = heap_offer(heap, 0, size, x * x)
+        out[i] = heap_sum(heap, 0, size)
+
+
 # Below this many entries read per call a thread team costs more than it saves: with the
 # prefixes, the airline tweets' certificate (5,277 words, 256 or all 5,277 rows exact) took 1.2
 # and 7.9 ms a call on one thread, 20 and 27 ms on two beside other work (load 4), where
@@ -449,7 +532,7 @@ def _restrict_rows(order, lengths, rows, keep, new_pos, new_order, new_lengths):
 _PARALLEL_WORK = 1 << 24
 
 
-def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None):
+def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None, visited=None):
     """For every word i: the sum of the ``count`` largest of {|A'_ij| v_j : j != i}.
 
     Entries with i or j in H are exact; the others are replaced by sqd_i sqd_j >= |A'_ij|
@@ -457,7 +540,8 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None)
     which may be the row itself). ``v`` must be nonnegative. ``prefixes``, the exact rows'
     :func:`row_prefixes`, let a row of H stop as soon as no later entry can enter its sum (the
     same values: only the order of their sum may differ). ``columns``, the rows outside H's
-    :func:`outside_columns`, lets each of them stop likewise. Shape (n,).
+    :func:`outside_columns`, lets each of them stop likewise. ``visited``, an array of one
+    float, gains the number of entries of CT read. Shape (n,).
     """
     if count <= 0:
         return np.zeros(hpos.shape[0])
@@ -475,10 +559,14 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None)
     outside = cval.size if cptr.size else (n - h) * h
     work = outside + h * (order.shape[1] if order.shape[1] else n)
     if work < _PARALLEL_WORK:
-        return _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq,
-                                cval)
-    return _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256, cptr,
-                              cq, cval)
+        out, read = _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr,
+                                     cq, cval)
+    else:
+        out, read = _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256,
+                                       cptr, cq, cval)
+    if visited is not None:
+        visited[0] += read
+    return out
 
 
 @njit(cache=True)
