@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spca_cli.kernels.rowbound import (PREFIX, gather_rows, offdiag_top_sums, outside_columns,
-                                      restrict_outside_columns, restrict_prefixes, row_prefixes)
+                                      prefix_values, restrict_outside_columns, restrict_prefixes,
+                                      row_prefixes)
 
 __all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
@@ -435,6 +436,7 @@ class RowModel:
         self.margin = float(margin)
         self.sqd = np.sqrt(np.maximum(diag + self.margin, 0.0))
         self._prefixes = None
+        self._prefix_values = None
         self._columns = None
 
     @classmethod
@@ -503,7 +505,16 @@ class RowModel:
         sqd = self.sqd if cauchy_schwarz else np.zeros_like(self.sqd)
         return offdiag_top_sums(self.CT, self.hpos, self.hrow, sqd,
                                 np.ascontiguousarray(v, dtype=np.float64), int(count),
-                                self.prefixes, self.columns, visited)
+                                self._stored_prefixes(), self.columns, visited)
+
+    def _stored_prefixes(self):
+        """:attr:`prefixes` with their values in order (read in sequence by the kernel)."""
+        prefixes = self.prefixes
+        if prefixes is None:
+            return None
+        if self._prefix_values is None:
+            self._prefix_values = prefix_values(self.CT, prefixes[0], prefixes[1])
+        return (*prefixes, self._prefix_values)
 
     @property
     def columns(self):

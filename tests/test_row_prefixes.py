@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from spca_cli.kernels.rowbound import (_node_bound, branch_and_bound_prefixed, node_bound,
-                                      offdiag_top_sums, outside_columns,
+                                      offdiag_top_sums, outside_columns, prefix_values,
                                       restrict_outside_columns, row_prefixes)
 
 
@@ -110,6 +110,8 @@ def test_outside_rows_read_largest_first_give_the_sums_of_every_entry(seed, leng
     v[rng.random(n) < 0.2] = 0.0
     count = int(rng.integers(1, 10))
     prefixes = row_prefixes(CT, length=length) if length else None
+    if prefixes is not None and seed % 2:  # with the prefixes' values stored in order
+        prefixes = (*prefixes, prefix_values(CT, prefixes[0]))
     fast = offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes, outside_columns(CT, hpos))
     full = offdiag_top_sums(CT, hpos, hrow, sqd, v, count)
     np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
@@ -181,7 +183,8 @@ def test_node_bound_through_row_prefixes_is_the_same_bound(seed):
     w1, w2 = w0.copy(), w0.copy()
     plain = node_bound(B, F, R, k - nF, w1, 4, -np.inf)
     visited = np.zeros(1)
-    fast = _node_bound(B, F, R, in_r, k - nF, w2, 4, -np.inf, order, rest, visited)
+    fast = _node_bound(B, F, R, in_r, k - nF, w2, 4, -np.inf, order, rest, visited,
+                       prefix_values(B, order))
     assert fast == pytest.approx(plain, rel=1e-12)
     np.testing.assert_allclose(w1, w2, rtol=1e-12)
     assert visited[0] > 0
@@ -212,7 +215,8 @@ def test_search_through_row_prefixes_finds_the_brute_force_optimum(seed):
     while depth > 0:
         depth, lower, _ = branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w,
                                                     stack_ub, depth, best, lower, 0.0, 1, 3,
-                                                    1e-12, order, rest, visited)
+                                                    1e-12, order, rest, visited,
+                                                    prefix_values(B, order))
         anytime = max(lower, stack_ub[:depth].max()) if depth else lower
         assert anytime >= opt * (1 - 1e-12)
     assert lower == pytest.approx(opt, rel=1e-12)

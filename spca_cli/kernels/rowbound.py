@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
-           "restrict_outside_columns", "row_prefixes", "restrict_prefixes", "PREFIX", "node_bound",
+           "restrict_outside_columns", "row_prefixes", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
            "branch_and_bound", "branch_and_bound_prefixed"]
 
 
@@ -73,7 +73,7 @@ _CHUNK = 256
 
 @njit(cache=True)
 def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, lo, hi,
-                   out, cptr, cq, cval, vmax_h):
+                   out, cptr, cq, cval, vmax_h, pvals):
     """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread).
 
     Each pass first computes a run of values and counts those above their heap's floor with no
@@ -152,6 +152,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                     if sizes[r] == count:
                         floor[r] = heaps[r, 0]
     prefixes = order.shape[1] > 0
+    stored = pvals.shape[1] > 0
     for i in range(lo, hi):
         r = i - lo
         p = hpos[i]
@@ -164,12 +165,15 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             for t in range(lengths[p]):
                 j = order[p, t]
                 read += 1
-                x = CT[p, j] * v[j]
+                # the prefix's values in order (``pvals``): read in sequence, not scattered
+                # over a row of the exact block
+                c = pvals[p, t] if stored else CT[p, j]
+                x = c * v[j]
                 if x > f and j != i:
                     sizes[r] = heap_offer(heaps, r, sizes[r], x)
                     if sizes[r] == count:
                         f = heaps[r, 0]
-                if sizes[r] == count and CT[p, j] * vmax <= f:
+                if sizes[r] == count and c * vmax <= f:
                     done = True
                     break
             if not done and sizes[r] == count and rest[p] * vmax <= f:
@@ -229,7 +233,7 @@ def _max_on(v, hrow):
 
 @njit(cache=True, parallel=True)
 def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, block, cptr, cq,
-                       cval):
+                       cval, pvals):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
@@ -240,18 +244,19 @@ def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, bloc
     for b in prange(n_blocks):
         reads[b] = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest,
                                   vmax, b * block, min(n, (b + 1) * block), out, cptr, cq, cval,
-                                  vmax_h)
+                                  vmax_h, pvals)
     return out, np.sum(reads)
 
 
 @njit(cache=True)
-def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq, cval):
+def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq, cval,
+                     pvals):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
     read = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n,
-                          out, cptr, cq, cval, _max_on(v, hrow))
+                          out, cptr, cq, cval, _max_on(v, hrow), pvals)
     return out, float(read)
 
 
@@ -422,6 +427,24 @@ def _gather_rows(CT, rows, columns, out):
             out[q, t] = CT[p, columns[t]]
 
 
+def prefix_values(CT, order, lengths=None):
+    """CT[p, order[p, t]] for t < lengths[p] (all of ``order``'s columns by default; 0 after):
+    each exact row's prefix values in order, which the kernels then read in sequence (scattered
+    over a 20 KB row of a 100 MB block, every entry was a cache miss)."""
+    if lengths is None:
+        lengths = np.full(order.shape[0], order.shape[1], dtype=np.int32)
+    out = np.zeros(order.shape, dtype=CT.dtype)
+    _prefix_values(CT, order, lengths, out)
+    return out
+
+
+@njit(cache=True)
+def _prefix_values(CT, order, lengths, out):
+    for p in range(order.shape[0]):
+        for t in range(lengths[p]):
+            out[p, t] = CT[p, order[p, t]]
+
+
 def restrict_prefixes(prefixes, rows, keep):
     """The prefixes of a model restricted to the exact rows ``rows`` (old positions, in their
     new order) and the words where ``keep`` is True: each prefix without the words dropped,
@@ -548,7 +571,9 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None,
     if prefixes is None:
         prefixes = (np.zeros((CT.shape[0], 0), dtype=np.int32),
                     np.zeros(CT.shape[0], dtype=np.int32), np.zeros(CT.shape[0]))
-    order, lengths, rest = prefixes
+    order, lengths, rest = prefixes[:3]
+    # (a fourth member: the prefixes' values, :func:`prefix_values`)
+    pvals = prefixes[3] if len(prefixes) > 3 else np.zeros((CT.shape[0], 0), dtype=CT.dtype)
     h, n = CT.shape
     if columns is None:
         columns = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
@@ -560,10 +585,10 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None,
     work = outside + h * (order.shape[1] if order.shape[1] else n)
     if work < _PARALLEL_WORK:
         out, read = _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr,
-                                     cq, cval)
+                                     cq, cval, pvals)
     else:
         out, read = _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256,
-                                       cptr, cq, cval)
+                                       cptr, cq, cval, pvals)
     if visited is not None:
         visited[0] += read
     return out
@@ -585,11 +610,12 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
         in_r[R[b]] = True
     visited = np.zeros(1)
     return _node_bound(B, F, R, in_r, slots, w, n_iter, stop_below,
-                       np.zeros((B.shape[0], 0), dtype=np.int32), np.zeros(B.shape[0]), visited)
+                       np.zeros((B.shape[0], 0), dtype=np.int32), np.zeros(B.shape[0]), visited,
+                       np.zeros((B.shape[0], 0)))
 
 
 @njit(cache=True)
-def _node_bound(B, F, R, in_r, slots, w, n_iter, stop_below, order, rest, visited):
+def _node_bound(B, F, R, in_r, slots, w, n_iter, stop_below, order, rest, visited, pvals):
     """:func:`node_bound` with ``in_r`` (True on R) and the rows' prefixes ``order``, ``rest``
     (:func:`row_prefixes` of B; zero columns: none): a row's largest entries come first, and
     once its heap is full an entry times the largest weight on R at or below the heap's floor
@@ -630,8 +656,8 @@ def _node_bound(B, F, R, in_r, slots, w, n_iter, stop_below, order, rest, visite
                     t = 0
                     while t < length:
                         j = order[i, t]
+                        bij = pvals[i, t]
                         t += 1
-                        bij = B[i, j]
                         if size == cap and bij * wmax <= f:
                             done = True
                             break
@@ -710,12 +736,13 @@ def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, bes
     return branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth,
                                      best_set, best_value, floor, max_nodes, n_iter, slack,
                                      np.zeros((B.shape[0], 0), dtype=np.int32),
-                                     np.zeros(B.shape[0]), visited)
+                                     np.zeros(B.shape[0]), visited, np.zeros((B.shape[0], 0)))
 
 
 @njit(cache=True)
 def branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best_set,
-                              best_value, floor, max_nodes, n_iter, slack, order, rest, visited):
+                              best_value, floor, max_nodes, n_iter, slack, order, rest, visited,
+                              pvals):
     """:func:`branch_and_bound` with the rows of ``B`` read through their prefixes ``order``,
     ``rest`` (:func:`row_prefixes`; see :func:`_node_bound`), adding the entries of B its node
     bounds read to ``visited[0]`` (what auto's work budget counts)."""
@@ -762,7 +789,7 @@ def branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, d
         for b in range(nR):
             in_r[R[b]] = True
         visited[0] += m  # (the node's rows of flags, read above)
-        ub = _node_bound(B, F, R, in_r, k - nF, w, n_iter, prune, order, rest, visited)
+        ub = _node_bound(B, F, R, in_r, k - nF, w, n_iter, prune, order, rest, visited, pvals)
         if ub <= prune:
             continue
         # branch on the free word of largest weight: it carries the most of the bound

@@ -34,8 +34,8 @@ import numpy as np
 from spca_cli.bounds import (CERTIFICATE_RTOL, ROW_BOUND_SOURCE, RowCertificate, RowModel,
                              row_certificate, weighted_row_bound)
 from spca_cli.errors import ConvergenceWarning
-from spca_cli.kernels.rowbound import (branch_and_bound_prefixed, offdiag_top_sums, row_prefixes,
-                                      top_square_sums)
+from spca_cli.kernels.rowbound import (branch_and_bound_prefixed, offdiag_top_sums,
+                                      prefix_values, row_prefixes, top_square_sums)
 from spca_cli.solvers._base import check_float, check_k, finish_component, with_notes
 
 __all__ = ["exact", "auto", "OPTIMAL_SOURCE", "PROVED_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET",
@@ -321,6 +321,7 @@ def _branch(A, survivors, k, lower, floor, work, weights=None):
     # each row's largest entries in order: a node's row then stops once no later entry can
     # enter its sum (the same bound), and the budget counts the entries actually read
     order, _, rest = row_prefixes(B, min(m, _NODE_PREFIX))
+    values = prefix_values(B, order)
     work.spend(B.size)
     visited = np.zeros(1)
     # nodes per call from what a node has read so far (a whole row per node and step at first)
@@ -330,7 +331,7 @@ def _branch(A, survivors, k, lower, floor, work, weights=None):
         before = visited[0]
         depth, value, done = branch_and_bound_prefixed(
             A_sub, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best, value, floor,
-            chunk, _NODE_ITERATIONS, _PRUNE_SLACK, order, rest, visited)
+            chunk, _NODE_ITERATIONS, _PRUNE_SLACK, order, rest, visited, values)
         nodes += done
         work.spend(visited[0] - before)
         if nodes:
