@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spca_cli.kernels.rowbound import offdiag_top_sums, row_prefixes
+from spca_cli.kernels.rowbound import (_node_bound, branch_and_bound_prefixed, node_bound,
+                                      offdiag_top_sums, outside_columns, prefix_values,
+                                      restrict_outside_columns, row_prefixes)
 
 
 def _model(rng, n, h, *, ties, dtype):
@@ -92,3 +94,129 @@ def test_prefix_stop_on_a_large_parallel_model():
     fast = offdiag_top_sums(CT, hpos, hrow, sqd, v, 9, row_prefixes(CT))
     full = offdiag_top_sums(CT, hpos, hrow, sqd, v, 9)
     np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("length", [0, 2, 1000])
+def test_outside_rows_read_largest_first_give_the_sums_of_every_entry(seed, length):
+    """Rows outside the exact set read through their nonzero exact entries, largest first, and
+    stopped early: the same sums as reading all h entries, and as brute force."""
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(5, 60))
+    h = int(rng.integers(0, n + 1))
+    M, CT, hpos, hrow, sqd = _model(rng, n, h, ties=seed % 2 == 0,
+                                     dtype=np.float32 if seed % 3 == 0 else np.float64)
+    v = rng.random(n)
+    v[rng.random(n) < 0.2] = 0.0
+    count = int(rng.integers(1, 10))
+    prefixes = row_prefixes(CT, length=length) if length else None
+    if prefixes is not None and seed % 2:  # with the prefixes' values stored in order
+        prefixes = (*prefixes, prefix_values(CT, prefixes[0]))
+    fast = offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes, outside_columns(CT, hpos))
+    full = offdiag_top_sums(CT, hpos, hrow, sqd, v, count)
+    np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(fast, _brute(M, hpos, sqd, v, count), rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_restricted_outside_columns_equal_those_made_afresh(seed):
+    from spca_cli.bounds import RowModel
+
+    rng = np.random.default_rng(200 + seed)
+    n, h = 50, int(rng.integers(1, 30))
+    M, CT, hpos, hrow, sqd = _model(rng, n, h, ties=seed % 2 == 0, dtype=np.float64)
+    model = RowModel(np.arange(n), np.diag(M).copy(), CT, hpos, hrow)
+    model._columns = outside_columns(CT, hpos)
+    keep = rng.random(n) < 0.6
+    small = model.restrict(keep)
+    fresh = outside_columns(small.CT, small.hpos)
+    # the same entries per row; equal values may come in another order
+    assert np.array_equal(small._columns[0], fresh[0])
+    for i in range(small.size):
+        lo, hi = fresh[0][i], fresh[0][i + 1]
+        assert sorted(zip(small._columns[2][lo:hi], small._columns[1][lo:hi])) == \
+            sorted(zip(fresh[2][lo:hi], fresh[1][lo:hi]))
+        assert np.all(np.diff(small._columns[2][lo:hi]) <= 0)
+    v = rng.random(small.size)
+    np.testing.assert_allclose(
+        small.top_sums(v, 4),
+        offdiag_top_sums(small.CT, small.hpos, small.hrow, small.sqd, v, 4), rtol=1e-12, atol=0)
+    # restricting twice, and to nothing of H
+    again = small.restrict(rng.random(small.size) < 0.5)
+    assert np.array_equal(again._columns[0], outside_columns(again.CT, again.hpos)[0])
+    none_of_h = np.ones(n, dtype=bool)
+    none_of_h[hrow] = False
+    bare = model.restrict(none_of_h)
+    assert bare._columns[1].size == 0
+
+
+def test_outside_columns_on_a_large_parallel_model():
+    rng = np.random.default_rng(1)
+    M, CT, hpos, hrow, sqd = _model(rng, 3000, 600, ties=True, dtype=np.float32)
+    v = rng.random(3000)
+    fast = offdiag_top_sums(CT, hpos, hrow, sqd, v, 9, row_prefixes(CT),
+                            outside_columns(CT, hpos))
+    full = offdiag_top_sums(CT, hpos, hrow, sqd, v, 9)
+    np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_node_bound_through_row_prefixes_is_the_same_bound(seed):
+    """A node's rows read largest first and stopped early give the bound of whole rows."""
+    rng = np.random.default_rng(300 + seed)
+    m = int(rng.integers(4, 40))
+    M, _, _, _, _ = _model(rng, m, 0, ties=seed % 2 == 0, dtype=np.float64)
+    if seed % 3 == 1:  # mixed signs: B = |A|
+        M = M * np.sign(rng.standard_normal((m, m)))
+        M = np.triu(M) + np.triu(M, 1).T
+    B = np.abs(M)
+    k = int(rng.integers(2, min(m, 8) + 1))
+    words = rng.permutation(m)
+    nF = int(rng.integers(0, k))
+    F = np.sort(words[:nF]).astype(np.int64)
+    R = np.sort(words[nF:nF + int(rng.integers(k - nF, m - nF + 1))]).astype(np.int64)
+    in_r = np.zeros(m, dtype=np.bool_)
+    in_r[R] = True
+    w0 = rng.random(m) + 1e-3
+    length = int(rng.integers(1, m + 1))
+    order, _, rest = row_prefixes(B, length)
+    w1, w2 = w0.copy(), w0.copy()
+    plain = node_bound(B, F, R, k - nF, w1, 4, -np.inf)
+    visited = np.zeros(1)
+    fast = _node_bound(B, F, R, in_r, k - nF, w2, 4, -np.inf, order, rest, visited,
+                       prefix_values(B, order))
+    assert fast == pytest.approx(plain, rel=1e-12)
+    np.testing.assert_allclose(w1, w2, rtol=1e-12)
+    assert visited[0] > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_search_through_row_prefixes_finds_the_brute_force_optimum(seed):
+    """The prefixed branch and bound ends at the optimum of every k-word support, and its
+    anytime bound is never below it."""
+    from itertools import combinations
+
+    rng = np.random.default_rng(400 + seed)
+    m, k = int(rng.integers(5, 11)), 3
+    X = rng.random((m + 3, m)) * (rng.random((m + 3, m)) < 0.5)
+    A = X.T @ X
+    if seed % 2:
+        Y = rng.standard_normal((m + 3, m))
+        A = Y.T @ Y
+    opt = max(np.linalg.eigvalsh(A[np.ix_(c, c)])[-1] for c in combinations(range(m), k))
+    B = np.abs(A)
+    order, _, rest = row_prefixes(B, int(rng.integers(1, m + 1)))
+    stack_in = np.zeros((m + 2, m), dtype=np.bool_)
+    stack_out = np.zeros((m + 2, m), dtype=np.bool_)
+    stack_w = np.ones((m + 2, m))
+    stack_ub = np.full(m + 2, np.inf)
+    best = np.zeros(k, dtype=np.int64)
+    depth, lower, visited = 1, 0.0, np.zeros(1)
+    while depth > 0:
+        depth, lower, _ = branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w,
+                                                    stack_ub, depth, best, lower, 0.0, 1, 3,
+                                                    1e-12, order, rest, visited,
+                                                    prefix_values(B, order))
+        anytime = max(lower, stack_ub[:depth].max()) if depth else lower
+        assert anytime >= opt * (1 - 1e-12)
+    assert lower == pytest.approx(opt, rel=1e-12)

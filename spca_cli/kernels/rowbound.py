@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["heap_offer", "heap_sum", "offdiag_top_sums", "row_prefixes", "restrict_prefixes", "PREFIX", "node_bound",
-           "branch_and_bound"]
+__all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
+           "restrict_outside_columns", "row_prefixes", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
+           "branch_and_bound", "branch_and_bound_prefixed"]
 
 
 @njit(cache=True)
@@ -72,7 +73,7 @@ _CHUNK = 256
 
 @njit(cache=True)
 def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, lo, hi,
-                   out):
+                   out, cptr, cq, cval, vmax_h, pvals):
     """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread).
 
     Each pass first computes a run of values and counts those above their heap's floor with no
@@ -112,8 +113,31 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         if sizes[r] == count:
             floor[r] = heaps[r, 0]
     values = np.empty(max(B, _CHUNK))
+    read = 0  # entries of CT read (what auto's work budget counts)
+    if cptr.shape[0] > 0:
+        # rows outside H from their nonzero exact entries, largest first (:func:`
+        # outside_columns`): once the heap is full, an entry times the largest weight on H at
+        # or below its floor ends the row (zeros never enter a full heap of nonnegative values)
+        for r in range(B):
+            i = lo + r
+            if hpos[i] >= 0:
+                continue
+            f = floor[r]
+            for t in range(cptr[i], cptr[i + 1]):
+                c = cval[t]
+                read += 1
+                if sizes[r] == count and c * vmax_h <= f:
+                    break
+                x = c * v[hrow[cq[t]]]
+                if x > f:
+                    sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                    if sizes[r] == count:
+                        f = heaps[r, 0]
+            floor[r] = f
+        outside = 0
     # rows outside H: their exact entries are the columns H, read row by row of CT (none when
     # every row is exact, as for a small vocabulary: then no pass at all)
+    read += h * outside if outside else 0
     for q in range(h if outside else 0):
         vq = v[hrow[q]]
         passing = 0
@@ -128,6 +152,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                     if sizes[r] == count:
                         floor[r] = heaps[r, 0]
     prefixes = order.shape[1] > 0
+    stored = pvals.shape[1] > 0
     for i in range(lo, hi):
         r = i - lo
         p = hpos[i]
@@ -139,12 +164,16 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             done = False
             for t in range(lengths[p]):
                 j = order[p, t]
-                x = CT[p, j] * v[j]
+                read += 1
+                # the prefix's values in order (``pvals``): read in sequence, not scattered
+                # over a row of the exact block
+                c = pvals[p, t] if stored else CT[p, j]
+                x = c * v[j]
                 if x > f and j != i:
                     sizes[r] = heap_offer(heaps, r, sizes[r], x)
                     if sizes[r] == count:
                         f = heaps[r, 0]
-                if sizes[r] == count and CT[p, j] * vmax <= f:
+                if sizes[r] == count and c * vmax <= f:
                     done = True
                     break
             if not done and sizes[r] == count and rest[p] * vmax <= f:
@@ -155,6 +184,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             sizes[r] = 0  # undecided: the whole row, as below
         if p >= 0:
             f = -np.inf
+            read += n
             for c0 in range(0, n, _CHUNK):
                 c1 = min(n, c0 + _CHUNK)
                 passing = 0
@@ -170,6 +200,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                             if sizes[r] == count:
                                 f = heaps[r, 0]
         out[i] = heap_sum(heaps, r, sizes[r])
+    return read
 
 
 @njit(cache=True)
@@ -191,27 +222,136 @@ def _cauchy_schwarz_top(hpos, sqd, v, count):
     return g, candidates[order][:c]
 
 
+@njit(cache=True)
+def _max_on(v, hrow):
+    out = 0.0
+    for q in range(hrow.shape[0]):
+        if v[hrow[q]] > out:
+            out = v[hrow[q]]
+    return out
+
+
 @njit(cache=True, parallel=True)
-def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, block):
+def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, block, cptr, cq,
+                       cval, pvals):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
+    vmax_h = _max_on(v, hrow)
     n_blocks = (n + block - 1) // block
+    reads = np.zeros(n_blocks)
     for b in prange(n_blocks):
-        _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax,
-                       b * block, min(n, (b + 1) * block), out)
-    return out
+        reads[b] = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest,
+                                  vmax, b * block, min(n, (b + 1) * block), out, cptr, cq, cval,
+                                  vmax_h, pvals)
+    return out, np.sum(reads)
 
 
 @njit(cache=True)
-def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest):
+def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq, cval,
+                     pvals):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
-    _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n, out)
-    return out
+    read = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n,
+                          out, cptr, cq, cval, _max_on(v, hrow), pvals)
+    return out, float(read)
+
+
+def outside_columns(CT, hpos):
+    """``(indptr, rows, values)``: for every word outside H (``hpos`` -1), its nonzero exact
+    entries CT[q, i] (the pairs with the words of H), largest first, with the exact row q of
+    each, in compressed rows (a word of H has none). :func:`offdiag_top_sums` then reads a row
+    outside H until no later entry can enter its sum instead of all h entries: on the fortunes
+    (14,500 words, 1,150 exact rows) the certificate's weight steps read 15M entries a step
+    for those rows."""
+    h, n = CT.shape
+    counts = np.zeros(n + 1, dtype=np.int64)
+    _count_outside(CT, hpos, counts)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts[:n], out=indptr[1:])
+    rows = np.empty(int(indptr[n]), dtype=np.int32)
+    values = np.empty(int(indptr[n]), dtype=CT.dtype)
+    _fill_outside(CT, hpos, indptr, rows, values)
+    return indptr, rows, values
+
+
+@njit(cache=True)
+def _count_outside(CT, hpos, counts):
+    h, n = CT.shape
+    for q in range(h):
+        for j in range(n):
+            if hpos[j] < 0 and CT[q, j] != 0:
+                counts[j] += 1
+
+
+@njit(cache=True, parallel=True)
+def _fill_outside(CT, hpos, indptr, rows, values):
+    h, n = CT.shape
+    fill = indptr[:n].copy()
+    for q in range(h):
+        for j in range(n):
+            if hpos[j] < 0 and CT[q, j] != 0:
+                rows[fill[j]] = q
+                values[fill[j]] = CT[q, j]
+                fill[j] += 1
+    for j in prange(n):
+        lo, hi = indptr[j], indptr[j + 1]
+        if hi - lo > 1:
+            keys = np.empty(hi - lo)
+            for t in range(lo, hi):
+                keys[t - lo] = -values[t]
+            sort = np.argsort(keys, kind="mergesort")
+            q_old = rows[lo:hi].copy()
+            v_old = values[lo:hi].copy()
+            for t in range(hi - lo):
+                rows[lo + t] = q_old[sort[t]]
+                values[lo + t] = v_old[sort[t]]
+
+
+def restrict_outside_columns(columns, rows, keep):
+    """:func:`outside_columns` of a model restricted to the exact rows ``rows`` (old positions,
+    in their new order) and the words where ``keep`` is True: the entries of dropped rows and
+    words left out, the rest renumbered, still largest first."""
+    indptr, q, values = columns
+    keep = np.ascontiguousarray(keep, dtype=np.bool_)
+    rows = np.asarray(rows, dtype=np.int64)
+    new_q = np.full(max(int(q.max(initial=-1)), int(rows.max(initial=-1))) + 1, -1,
+                    dtype=np.int32)
+    new_q[rows] = np.arange(rows.size, dtype=np.int32)
+    words = np.flatnonzero(keep)
+    counts = np.zeros(words.size + 1, dtype=np.int64)
+    _count_restricted(indptr, q, new_q, words, counts)
+    new_ptr = np.zeros(words.size + 1, dtype=np.int64)
+    np.cumsum(counts[:words.size], out=new_ptr[1:])
+    out_q = np.empty(int(new_ptr[-1]), dtype=np.int32)
+    out_v = np.empty(int(new_ptr[-1]), dtype=values.dtype)
+    _fill_restricted(indptr, q, values, new_q, words, new_ptr, out_q, out_v)
+    return new_ptr, out_q, out_v
+
+
+@njit(cache=True)
+def _count_restricted(indptr, q, new_q, words, counts):
+    for a in range(words.shape[0]):
+        j = words[a]
+        for t in range(indptr[j], indptr[j + 1]):
+            if new_q[q[t]] >= 0:
+                counts[a] += 1
+
+
+@njit(cache=True)
+def _fill_restricted(indptr, q, values, new_q, words, new_ptr, out_q, out_v):
+    for a in range(words.shape[0]):
+        j = words[a]
+        pos = new_ptr[a]
+        for t in range(indptr[j], indptr[j + 1]):
+            nq = new_q[q[t]]
+            if nq >= 0:
+                out_q[pos] = nq
+                out_v[pos] = values[t]
+                pos += 1
 
 
 #: Entries of each exact row kept in decreasing order (:func:`row_prefixes`). On the airline
@@ -269,6 +409,42 @@ def _prefix_rows(CT, order, rest):
             order[p, t] = chosen[sort[t]]
 
 
+def gather_rows(CT, rows, columns):
+    """``CT[rows][:, columns]`` formed row by row into its own array (no (len(rows), n)
+    intermediate): the exact rows of a restricted model."""
+    out = np.empty((rows.size, columns.size), dtype=CT.dtype)
+    if rows.size and columns.size:
+        _gather_rows(CT, np.ascontiguousarray(rows, dtype=np.int64),
+                     np.ascontiguousarray(columns, dtype=np.int64), out)
+    return out
+
+
+@njit(cache=True)
+def _gather_rows(CT, rows, columns, out):
+    for q in range(rows.shape[0]):
+        p = rows[q]
+        for t in range(columns.shape[0]):
+            out[q, t] = CT[p, columns[t]]
+
+
+def prefix_values(CT, order, lengths=None):
+    """CT[p, order[p, t]] for t < lengths[p] (all of ``order``'s columns by default; 0 after):
+    each exact row's prefix values in order, which the kernels then read in sequence (scattered
+    over a 20 KB row of a 100 MB block, every entry was a cache miss)."""
+    if lengths is None:
+        lengths = np.full(order.shape[0], order.shape[1], dtype=np.int32)
+    out = np.zeros(order.shape, dtype=CT.dtype)
+    _prefix_values(CT, order, lengths, out)
+    return out
+
+
+@njit(cache=True)
+def _prefix_values(CT, order, lengths, out):
+    for p in range(order.shape[0]):
+        for t in range(lengths[p]):
+            out[p, t] = CT[p, order[p, t]]
+
+
 def restrict_prefixes(prefixes, rows, keep):
     """The prefixes of a model restricted to the exact rows ``rows`` (old positions, in their
     new order) and the words where ``keep`` is True: each prefix without the words dropped,
@@ -297,6 +473,81 @@ def _restrict_rows(order, lengths, rows, keep, new_pos, new_order, new_lengths):
         new_lengths[q] = count
 
 
+def top_square_sums(CT, hpos, hrow, d, count, prefixes=None, columns=None):
+    """For every word i: the sum of the ``count`` largest A'_ij^2 over j != i, bounded as the
+    row sums are: exact where i or j is in H, else d_i d_j >= A'_ij^2 (Cauchy-Schwarz, ``d``
+    the diagonal plus the PSD margin). With ``prefixes`` and ``columns`` (:func:`row_prefixes`,
+    :func:`outside_columns`) a row reads its largest entries only. Shape (n,)."""
+    n = hpos.shape[0]
+    if count <= 0 or n == 0:
+        return np.zeros(n)
+    h = CT.shape[0]
+    if prefixes is None:
+        prefixes = (np.zeros((h, 0), dtype=np.int32), np.zeros(h, dtype=np.int32),
+                    np.zeros(h))
+    if columns is None:
+        columns = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                   np.zeros(0, dtype=CT.dtype))
+    order, lengths, _ = prefixes
+    cptr, _, cval = columns
+    g = np.where(hpos < 0, d, -1.0)
+    c = min(count + 1, n)
+    top = np.argsort(-g, kind="mergesort")[:c].astype(np.int64)
+    out = np.zeros(n)
+    _square_sums(CT, hpos, d, g, top, count, order, lengths, cptr, cval, out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _square_sums(CT, hpos, d, g, top, count, order, lengths, cptr, cval, out):
+    n = hpos.shape[0]
+    h = CT.shape[0]
+    for i in prange(n):
+        heap = np.empty((1, count))
+        size = 0
+        p = hpos[i]
+        if p >= 0:
+            done = False
+            if order.shape[1] > 0:
+                # largest first: the first count entries (without i) are the largest squares
+                for t in range(lengths[p]):
+                    j = order[p, t]
+                    if j != i:
+                        x = float(CT[p, j])
+                        size = heap_offer(heap, 0, size, x * x)
+                        if size == count:
+                            done = True
+                            break
+                if not done:
+                    size = 0
+            if not done:
+                for j in range(n):
+                    if j != i:
+                        x = float(CT[p, j])
+                        size = heap_offer(heap, 0, size, x * x)
+        else:
+            taken = 0
+            for t in range(top.shape[0]):
+                j = top[t]
+                if j == i or g[j] < 0:
+                    continue
+                if taken == count:
+                    break
+                size = heap_offer(heap, 0, size, d[i] * d[j])
+                taken += 1
+            if cptr.shape[0] > 0:
+                for t in range(cptr[i], cptr[i + 1]):
+                    x = float(cval[t])
+                    if size == count and x * x <= heap[0, 0]:
+                        break  # the entries after it are smaller
+                    size = heap_offer(heap, 0, size, x * x)
+            else:
+                for q in range(h):
+                    x = float(CT[q, i])
+                    size = heap_offer(heap, 0, size, x * x)
+        out[i] = heap_sum(heap, 0, size)
+
+
 # Below this many entries read per call a thread team costs more than it saves: with the
 # prefixes, the airline tweets' certificate (5,277 words, 256 or all 5,277 rows exact) took 1.2
 # and 7.9 ms a call on one thread, 20 and 27 ms on two beside other work (load 4), where
@@ -304,27 +555,43 @@ def _restrict_rows(order, lengths, rows, keep, new_pos, new_order, new_lengths):
 _PARALLEL_WORK = 1 << 24
 
 
-def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None):
+def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None, visited=None):
     """For every word i: the sum of the ``count`` largest of {|A'_ij| v_j : j != i}.
 
     Entries with i or j in H are exact; the others are replaced by sqd_i sqd_j >= |A'_ij|
     (a row outside H takes them from the ``count`` + 1 largest sqd_j v_j outside H, one of
     which may be the row itself). ``v`` must be nonnegative. ``prefixes``, the exact rows'
     :func:`row_prefixes`, let a row of H stop as soon as no later entry can enter its sum (the
-    same values: only the order of their sum may differ). Shape (n,).
+    same values: only the order of their sum may differ). ``columns``, the rows outside H's
+    :func:`outside_columns`, lets each of them stop likewise. ``visited``, an array of one
+    float, gains the number of entries of CT read. Shape (n,).
     """
     if count <= 0:
         return np.zeros(hpos.shape[0])
     if prefixes is None:
         prefixes = (np.zeros((CT.shape[0], 0), dtype=np.int32),
                     np.zeros(CT.shape[0], dtype=np.int32), np.zeros(CT.shape[0]))
-    order, lengths, rest = prefixes
+    order, lengths, rest = prefixes[:3]
+    # (a fourth member: the prefixes' values, :func:`prefix_values`)
+    pvals = prefixes[3] if len(prefixes) > 3 else np.zeros((CT.shape[0], 0), dtype=CT.dtype)
     h, n = CT.shape
-    # rows outside H read h entries each; a row of H its prefix, or all n when it has none
-    work = (n - h) * h + h * (order.shape[1] if order.shape[1] else n)
+    if columns is None:
+        columns = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                   np.zeros(0, dtype=CT.dtype))
+    cptr, cq, cval = columns
+    # rows outside H read h entries each (their nonzero ones with ``columns``); a row of H its
+    # prefix, or all n when it has none
+    outside = cval.size if cptr.size else (n - h) * h
+    work = outside + h * (order.shape[1] if order.shape[1] else n)
     if work < _PARALLEL_WORK:
-        return _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest)
-    return _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256)
+        out, read = _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr,
+                                     cq, cval, pvals)
+    else:
+        out, read = _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256,
+                                       cptr, cq, cval, pvals)
+    if visited is not None:
+        visited[0] += read
+    return out
 
 
 @njit(cache=True)
@@ -338,6 +605,22 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
     such bound over up to ``n_iter`` steps of w <- T(w) / max T(w) (stopping early once it is
     below ``stop_below``), and leaves in ``w`` the weights that gave it.
     """
+    in_r = np.zeros(B.shape[0], dtype=np.bool_)
+    for b in range(R.shape[0]):
+        in_r[R[b]] = True
+    visited = np.zeros(1)
+    return _node_bound(B, F, R, in_r, slots, w, n_iter, stop_below,
+                       np.zeros((B.shape[0], 0), dtype=np.int32), np.zeros(B.shape[0]), visited,
+                       np.zeros((B.shape[0], 0)))
+
+
+@njit(cache=True)
+def _node_bound(B, F, R, in_r, slots, w, n_iter, stop_below, order, rest, visited, pvals):
+    """:func:`node_bound` with ``in_r`` (True on R) and the rows' prefixes ``order``, ``rest``
+    (:func:`row_prefixes` of B; zero columns: none): a row's largest entries come first, and
+    once its heap is full an entry times the largest weight on R at or below the heap's floor
+    ends the row, since no later entry can enter the sum (the same values as a whole row;
+    only the order of their sum may differ). Adds the entries of B read to ``visited[0]``."""
     nF = F.shape[0]
     nR = R.shape[0]
     nA = nF + nR
@@ -345,13 +628,20 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
     T = np.empty(nA)
     best_w = np.empty(nA)
     heap = np.empty((1, max(slots, 1)))
+    length = order.shape[1]
+    read = 0
     for it in range(n_iter):
+        wmax = 0.0
+        for b in range(nR):
+            if w[R[b]] > wmax:
+                wmax = w[R[b]]
         U = 0.0
         for a in range(nA):
             i = F[a] if a < nF else R[a - nF]
             fixed = 0.0
             for b in range(nF):
                 fixed += B[i, F[b]] * w[F[b]]
+            read += nF
             if a < nF:
                 cap = slots
             else:
@@ -360,10 +650,34 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
             size = 0
             if cap > 0:
                 hp = heap[:, :cap]
-                for b in range(nR):
-                    j = R[b]
-                    if j != i:
-                        size = heap_offer(hp, 0, size, B[i, j] * w[j])
+                done = False
+                if length > 0:
+                    f = -np.inf
+                    t = 0
+                    while t < length:
+                        j = order[i, t]
+                        bij = pvals[i, t]
+                        t += 1
+                        if size == cap and bij * wmax <= f:
+                            done = True
+                            break
+                        if in_r[j] and j != i:
+                            x = bij * w[j]
+                            if x > f:
+                                size = heap_offer(hp, 0, size, x)
+                                if size == cap:
+                                    f = hp[0, 0]
+                    read += t
+                    if not done and size == cap and rest[i] * wmax <= f:
+                        done = True  # the entries past the prefix are at most rest[i]
+                    if not done:
+                        size = 0  # undecided: the whole row, as below
+                if not done:
+                    for b in range(nR):
+                        j = R[b]
+                        if j != i:
+                            size = heap_offer(hp, 0, size, B[i, j] * w[j])
+                    read += nR
                 fixed += heap_sum(hp, 0, size)
             T[a] = fixed
             ratio = fixed / w[i]
@@ -386,6 +700,7 @@ def node_bound(B, F, R, slots, w, n_iter, stop_below):
             w[i] = max(T[a] / tmax, 1e-300)
     for a in range(nA):
         w[F[a] if a < nF else R[a - nF]] = best_w[a]
+    visited[0] += read
     return best
 
 
@@ -417,7 +732,22 @@ def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, bes
 
     Returns ``(depth, best_value, nodes)``; ``best_set`` (k,) is updated in place.
     """
+    visited = np.zeros(1)
+    return branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth,
+                                     best_set, best_value, floor, max_nodes, n_iter, slack,
+                                     np.zeros((B.shape[0], 0), dtype=np.int32),
+                                     np.zeros(B.shape[0]), visited, np.zeros((B.shape[0], 0)))
+
+
+@njit(cache=True)
+def branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best_set,
+                              best_value, floor, max_nodes, n_iter, slack, order, rest, visited,
+                              pvals):
+    """:func:`branch_and_bound` with the rows of ``B`` read through their prefixes ``order``,
+    ``rest`` (:func:`row_prefixes`; see :func:`_node_bound`), adding the entries of B its node
+    bounds read to ``visited[0]`` (what auto's work budget counts)."""
     m = A.shape[0]
+    in_r = np.zeros(m, dtype=np.bool_)
     nodes = 0
     while depth > 0 and nodes < max_nodes:
         depth -= 1
@@ -454,7 +784,12 @@ def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, bes
                 best_set[:] = leaf
             continue
         w = stack_w[depth].copy()
-        ub = node_bound(B, F, R, k - nF, w, n_iter, prune)
+        for i in range(m):
+            in_r[i] = False
+        for b in range(nR):
+            in_r[R[b]] = True
+        visited[0] += m  # (the node's rows of flags, read above)
+        ub = _node_bound(B, F, R, in_r, k - nF, w, n_iter, prune, order, rest, visited, pvals)
         if ub <= prune:
             continue
         # branch on the free word of largest weight: it carries the most of the bound

@@ -27,7 +27,8 @@ With ``forced`` (the words every topic must hold, :mod:`spca_cli.constraints`) t
 solves max lambda_max(A'[I, I]) over supports holding them: the incumbent's solvers keep them,
 the root bound is the forced row bound, screening never drops them and bounds the other words
 by :func:`~spca_cli.constraints.forced_screen_bounds`, and branch and bound starts from a root
-node with them fixed in.
+node with them fixed in. (The bound on every (k-1)-word support that screening may use holds
+for all supports, those holding the words among them.)
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ import warnings
 
 import numpy as np
 
-from spca_cli.bounds import (CERTIFICATE_RTOL, ROW_BOUND_SOURCE, RowModel, row_certificate,
-                             weighted_row_bound)
+from spca_cli.bounds import (CERTIFICATE_RTOL, ROW_BOUND_SOURCE, RowCertificate, RowModel,
+                             row_certificate, weighted_row_bound)
 from spca_cli.errors import ConvergenceWarning
-from spca_cli.kernels.rowbound import branch_and_bound
+from spca_cli.kernels.rowbound import (branch_and_bound_prefixed, offdiag_top_sums,
+                                      prefix_values, row_prefixes, top_square_sums)
 from spca_cli.solvers._base import check_float, check_k, finish_component, with_notes
 
 __all__ = ["exact", "auto", "OPTIMAL_SOURCE", "PROVED_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET",
@@ -65,7 +67,7 @@ _MAX_DENSE = 8000
 # Words beyond which a rung of auto's ladder does not branch (a node costs O(words^2), more
 # than its budget buys). exact, which has no budget, branches over up to _MAX_DENSE words and
 # stops only at its --time-limit or with the proof.
-_MAX_BRANCH = 1000
+_MAX_BRANCH = 2000
 
 # The targets LB / ratio that search() tries to prove, in order; 1.0 proves optimality.
 _LADDER = (0.95, 0.96, 0.97, 0.98, 0.99, 0.995, 0.999, 1.0)
@@ -76,6 +78,19 @@ _SCREEN_ITERATIONS = 12
 
 # Nodes per call of the numba search between two looks at the clock.
 _CHUNK = 2000
+
+# Entries of each row of |A'| over the survivors kept in decreasing order for the search's node
+# bounds (rows whose heap is not settled by then are read whole).
+_NODE_PREFIX = 256
+
+# Levels of (k-1)-word searches that may serve a search's screening (_inner_bound), and the
+# weight steps of their start from the k-word weights.
+_INNER_DEPTH = 1
+_INNER_STEPS = 30
+
+# Weight iterations of the search's root from the certificate's weights (any weights give a
+# valid bound; the root node improves them further).
+_ROOT_STEPS = 12
 
 # Weight iterations per node (warm-started from the parent's weights).
 _NODE_ITERATIONS = 6
@@ -92,6 +107,7 @@ def _incumbent(A, k, eigen, rank, random_state, forced=None):
     from spca_cli.solvers.tpower import tpower
 
     found = []
+
     def constrained_spannogram():
         from spca_cli.constraints import repair
 
@@ -122,36 +138,106 @@ def _incumbent(A, k, eigen, rank, random_state, forced=None):
 def _screen_bounds(model, k, rounding, start=None, forced=None):
     """Per word: an upper bound on lambda_max of every k-support (of the model) containing it.
 
-    Also returns the weights w' of the (k-1)-word iteration, to warm-start the next round.
-    ``forced``: the model's :class:`~spca_cli.constraints.ForcedColumns`; then the supports
-    are those holding the included words (:func:`~spca_cli.constraints.forced_screen_bounds`).
+    Also returns the weights w' of the (k-1)-word iteration, to warm-start the next round,
+    and the entries of the model read.
     """
     if forced is not None:
+        # ``forced``: the model's ForcedColumns; the supports are those holding the included
+        # words (:func:`~spca_cli.constraints.forced_screen_bounds`)
         from spca_cli.constraints import forced_screen_bounds
 
         bound, w = forced_screen_bounds(model, forced, k, rounding, start=start,
                                         iterations=_SCREEN_ITERATIONS)
-        return bound, w, _SCREEN_ITERATIONS
+        return bound, w, float(model.CT.size * (_SCREEN_ITERATIONS + 2))
     if k == 1:
-        return model.diag * rounding, None, 0
+        return model.diag * rounding, None, float(model.size)
     # w' only has to be good, not converged: any w' > 0 gives a valid bound
     inner = weighted_row_bound(model, k - 1, rtol=1e-4, max_iter=_SCREEN_ITERATIONS,
                                start=start)
     r = inner.value
     w = inner.weights
-    s = model.top_sums(w, k - 1)
-    c = model.top_sums(1.0 / w, 1)
-    q = r - model.diag
+    read = np.array([inner.entries])
+    bound = _screen_formula(model.diag, r, model.top_sums(w, k - 1, visited=read),
+                            model.top_sums(1.0 / w, 1, visited=read))
+    return bound * rounding, w, float(read[0])
+
+
+def _screen_formula(diag, r, s, c):
+    """r + c t* at the t* where A'_ii + s / t = r + c t (see the module docstring)."""
+    q = r - diag
     disc = np.sqrt(q * q + 4.0 * c * s)
     with np.errstate(divide="ignore", invalid="ignore"):
         # t* = 2 s / (q + disc) is the stable form of the quadratic's positive root when q >= 0
         t = np.where(q >= 0, 2.0 * s / (q + disc), (disc - q) / (2.0 * c))
-        bound = np.where(c > 0, r + c * t, np.maximum(r, model.diag))
-    bound = np.where(np.isfinite(bound), bound, np.maximum(r, model.diag + s))
-    return bound * rounding, w, inner.iterations
+        bound = np.where(c > 0, r + c * t, np.maximum(r, diag))
+    return np.where(np.isfinite(bound), bound, np.maximum(r, diag + s))
 
 
-def screen(A, model, k, lower, work=None, start=None, first=None, forced=None):
+def _exact_rows_hopeless(model, k, w, lower, inner=None, most=None):
+    """Whether exact rows for every word could not let screening do what it is for: every
+    screening bound is evaluated with the Cauchy-Schwarz pairs taken as 0 at the weights ``w``,
+    a lower estimate of what exact rows give there, and the words whose estimate is still at
+    least ``lower`` would survive; hopeless when that is every word, or more than half of
+    ``most`` (the words the search takes: on KOS and the fortunes the screening with exact rows
+    kept 1.4 to 2.5 times the estimate, 727 -> 1,294, 865 -> 1,284, 1,129 -> 2,860, 1,355 ->
+    2,926 words). Only decides whether to spend the work: the KOS sample's third topic formed all
+    5,115 rows, 26M entries and two thirds of auto's budget, to drop none, and a KOS topic formed
+    5,344 rows to keep them all."""
+    if w is None or k < 2:
+        return False
+    zero = np.zeros_like(model.sqd)
+
+    def sums(v, count):
+        return offdiag_top_sums(model.CT, model.hpos, model.hrow, zero,
+                                np.ascontiguousarray(v, dtype=np.float64), int(count),
+                                model.prefixes, model.columns)
+
+    r = float(np.max((model.diag * w + sums(w, k - 2)) / w))
+    if r >= lower and inner is None:
+        return True
+    bound = _screen_formula(model.diag, r, sums(w, k - 1), sums(1.0 / w, 1))
+    if inner is not None:
+        beta2 = top_square_sums(model.CT, model.hpos, model.hrow, zero, k - 1, model.prefixes,
+                                model.columns)
+        bound = np.minimum(bound, _two_by_two(model.diag, inner, beta2))
+    survivors = int(np.count_nonzero(bound >= lower))
+    return survivors == model.size or (most is not None and 2 * survivors > most)
+
+
+def _inner_screen_bounds(model, k, inner):
+    """Per word i: an upper bound on lambda_max of every k-support of the model holding i, from
+    ``inner`` >= lambda_max of every (k-1)-support. With I = {i} + J and a unit x = (a, y),
+    x^T A'_I x <= A'_ii a^2 + 2 |a| ||b|| ||y|| + inner ||y||^2 (b = A'[J, i]), the quadratic
+    form of [[A'_ii, beta], [beta, inner]] on (|a|, ||y||), so lambda_max(A'_I) is at most that
+    2 x 2 matrix's larger eigenvalue for any beta >= ||b||: here beta^2 is the sum of the k-1
+    largest A'_ij^2 (j != i; Cauchy-Schwarz outside the exact rows). Valid for any sign
+    pattern; it drops the rare words that the row bound keeps when the best (k-1) words alone
+    are near the target."""
+    d = model.sqd * model.sqd  # A'_ii + eps >= |A'_ij|^2 / (A'_jj + eps)
+    beta2 = top_square_sums(model.CT, model.hpos, model.hrow, d, k - 1, model.prefixes,
+                            model.columns)
+    return _two_by_two(model.diag, inner, beta2)
+
+
+def _square_sums_read(model, k):
+    """About the entries :func:`top_square_sums` reads on the model (the first k of each sorted
+    row; whole rows without the sorted prefixes)."""
+    h, n = model.CT.shape
+    rows_h = h * k if model.prefixes is not None else h * n
+    rows_out = (n - h) * k if model.columns is not None else (n - h) * h
+    return float(rows_h + rows_out)
+
+
+def _two_by_two(diag, inner, beta2):
+    """The larger eigenvalue of [[diag, beta], [beta, inner]], rounded up."""
+    center = 0.5 * (diag + inner)
+    radius = np.sqrt((0.5 * (diag - inner)) ** 2 + beta2 * (1.0 + 1e-12))
+    # a few rounded operations on numbers of the bound's size: a relative slack far above them
+    return center + radius + 1e-12 * (np.abs(center) + radius)
+
+
+def screen(A, model, k, lower, work=None, start=None, first=None, inner=None, most=None,
+           forced=None):
     """Drop, repeatedly, every word whose screening bound is below ``lower``.
 
     A support worth more than ``lower`` holds only surviving words, so each round may restrict
@@ -162,12 +248,14 @@ def screen(A, model, k, lower, work=None, start=None, first=None, forced=None):
     never a wrong one). ``start``: weights on the model's words to begin the (k-1)-word
     iteration from (the k-word weights are close to its fixed point). ``first``: a dict that
     keeps the first round's bounds, which depend on the model and not on ``lower``, for the
-    next call on the same model and start (the rungs of :func:`search`). ``forced``: the
-    included words (an int array); they are never dropped.
+    next call on the same model and start (the rungs of :func:`search`). ``inner``, a bound
+    on every (k-1)-word support, adds :func:`_inner_screen_bounds` (each word keeps the
+    smaller of its two bounds). ``most``: the survivors the caller can use (exact rows are
+    not formed when far more would survive, :func:`_exact_rows_hopeless`).
     """
+    rounding = 1.0 + 64 * np.finfo(float).eps * max(k, 1)
     from spca_cli.constraints import ForcedColumns
 
-    rounding = 1.0 + 64 * np.finfo(float).eps * max(k, 1)
     fc = None if forced is None else ForcedColumns(A, model, forced)
     w = start
     round_one = True
@@ -177,20 +265,25 @@ def screen(A, model, k, lower, work=None, start=None, first=None, forced=None):
         if round_one and first:
             bound, w = first["bound"], first["weights"]
         else:
-            bound, w, steps = _screen_bounds(model, k, rounding, start=w, forced=fc)
+            bound, w, entries = _screen_bounds(model, k, rounding, start=w, forced=fc)
             if work is not None:
-                work.spend(model.CT.size * (steps + 2))
+                work.spend(entries)
             if round_one and first is not None:
                 first.update(bound=bound, weights=w)
         round_one = False
+        if inner is not None and k >= 2:
+            bound = np.minimum(bound, _inner_screen_bounds(model, k, inner))
+            if work is not None:
+                work.spend(_square_sums_read(model, k))
         keep = bound >= lower
-        if fc is not None:
+        if fc is not None:  # the included words are never dropped
             keep |= fc.mask(model.size)
         if not keep.all():
             model = model.restrict(keep)
             w = None if w is None else w[keep]
             fc = None if fc is None else fc.restrict(keep)
-        elif not model.is_exact and model.size <= _MAX_DENSE:
+        elif (not model.is_exact and model.size <= _MAX_DENSE
+              and not _exact_rows_hopeless(model, k, w, lower, inner, most)):
             model = RowModel.of(A, words=model.words, exact_rows=model.size)
             fc = None if fc is None else ForcedColumns(A, model, forced)
             if work is not None:
@@ -229,20 +322,28 @@ class _Work:
         return "budget"
 
 
-def _branch(A, survivors, k, lower, floor, work, forced=None):
+def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None):
     """Branch and bound over the surviving words for supports worth more than max(lower, floor);
     with ``forced``, over supports holding them (fixed in at the root node).
+
+    ``weights`` (on the survivors) start the root's weight iteration: the certificate's, which
+    the root's are close to, take a few steps where a cold start took up to 200 (half of the
+    search's time on the KOS sample).
 
     Returns ``(support or None, value, finished, open_bound, nodes)``: the best support found
     above ``lower`` (None if none), its value, whether the search finished, and the largest
     bound of the nodes left open (``-inf`` when finished).
     """
-    words = survivors.words if forced is None else np.union1d(survivors.words, forced)
+    words = survivors.words
+    if forced is not None and not np.isin(forced, words).all():
+        words, weights = np.union1d(words, forced), None
     A_sub = A.submatrix(words)
     B = np.abs(A_sub)
     m = words.size
     start = weighted_row_bound(RowModel(np.arange(m), np.diag(A_sub).copy(),
-                                        np.ascontiguousarray(B), np.arange(m), np.arange(m)), k)
+                                        np.ascontiguousarray(B), np.arange(m), np.arange(m)), k,
+                               start=weights, max_iter=200 if weights is None else _ROOT_STEPS,
+                               rtol=1e-4)
     stack_in = np.zeros((m + 2, m), dtype=np.bool_)
     stack_out = np.zeros((m + 2, m), dtype=np.bool_)
     stack_w = np.zeros((m + 2, m))
@@ -252,15 +353,25 @@ def _branch(A, survivors, k, lower, floor, work, forced=None):
     if forced is not None:
         stack_in[0, np.searchsorted(words, forced)] = True
     depth, nodes, best, value = 1, 0, np.zeros(k, dtype=np.int64), lower
-    node_cost = m * m * _NODE_ITERATIONS
-    work.spend(m * m * start.iterations)
+    work.spend(start.entries)
+    # each row's largest entries in order: a node's row then stops once no later entry can
+    # enter its sum (the same bound), and the budget counts the entries actually read
+    order, _, rest = row_prefixes(B, min(m, _NODE_PREFIX))
+    values = prefix_values(B, order)
+    work.spend(B.size)
+    visited = np.zeros(1)
+    # nodes per call from what a node has read so far (a whole row per node and step at first)
+    node_cost = float(m * m * _NODE_ITERATIONS)
     while depth > 0 and not work.exhausted:
         chunk = _CHUNK if work.left is None else int(min(_CHUNK, max(1, work.left // node_cost)))
-        depth, value, done = branch_and_bound(A_sub, B, k, stack_in, stack_out, stack_w,
-                                              stack_ub, depth, best, value, floor, chunk,
-                                              _NODE_ITERATIONS, _PRUNE_SLACK)
+        before = visited[0]
+        depth, value, done = branch_and_bound_prefixed(
+            A_sub, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best, value, floor,
+            chunk, _NODE_ITERATIONS, _PRUNE_SLACK, order, rest, visited, values)
         nodes += done
-        work.spend(done * node_cost)
+        work.spend(visited[0] - before)
+        if nodes:
+            node_cost = max(visited[0] / nodes, 1.0)
     support = words[best] if value > lower else None
     open_bound = float(stack_ub[:depth].max()) if depth else -np.inf
     return support, value, depth == 0, open_bound, nodes
@@ -290,16 +401,41 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     the proof are then for the best support holding them.
     """
     work = _Work(work_units, time_limit)
-    lower = float(incumbent.value)
-    best_set = np.asarray(incumbent.indices, dtype=np.int64)
     if certificate is None:
         certificate = row_certificate(A, k)
+    if forced is not None:
+        forced = np.asarray(forced, dtype=np.int64)
+    return _ladder(A, k, np.asarray(incumbent.indices, dtype=np.int64), float(incumbent.value),
+                   certificate, work, _INNER_DEPTH, forced=forced)
+
+
+def _inner_bound(A, k, model, root, best_set, work, depth):
+    """An upper bound on lambda_max of every (k-1)-word support of the model's words: the
+    ladder of :func:`search` run for k - 1 words on the same model (the k-word weights start
+    its iteration), from the best of the k-word topic's (k-1)-word subsets, spending the same
+    work. (A support with a zero diagonal word outside the model is worth what its other words
+    are, and fewer words are worth no more: lambda_max of a principal submatrix is at most that
+    of the matrix.)"""
+    sub = A.submatrix(best_set)
+    values = [float(np.linalg.eigvalsh(np.delete(np.delete(sub, j, 0), j, 1))[-1])
+              for j in range(best_set.size)]
+    drop = int(np.argmax(values))
+    start = weighted_row_bound(model, k - 1, start=root.weights, rtol=CERTIFICATE_RTOL,
+                               max_iter=_INNER_STEPS)
+    work.spend(start.entries)
+    _, _, bound, _, _ = _ladder(A, k - 1, np.delete(best_set, drop), values[drop],
+                                RowCertificate(model, start), work, depth - 1)
+    return bound
+
+
+def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None):
+    """:func:`search`'s ladder, spending ``work``; ``depth``: how many levels of (k-1)-word
+    searches may serve its screening (:func:`_inner_bound`); ``forced`` as :func:`search`."""
     model, root = certificate.model, certificate.bound
     source = ROW_BOUND_SOURCE
     if forced is not None:
         from spca_cli.constraints import FORCED_ROW_SOURCE, ForcedColumns, forced_row_bound
 
-        forced = np.asarray(forced, dtype=np.int64)
         held = forced_row_bound(model, ForcedColumns(A, model, forced), k, start=root.weights,
                                 rtol=CERTIFICATE_RTOL)
         if held.value < root.value:
@@ -317,6 +453,8 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     bound, finished, nodes, rungs = root.value, False, 0, []
     first_round = {}  # screening's first round on the root model, the same for every rung
     stopped = None  # None: the work or the clock ran out
+    most = _MAX_BRANCH if work.left is not None else _MAX_DENSE
+    inner = None  # a bound on every (k-1)-word support, once a rung needed one
     for ratio in _LADDER:
         theta = lower / ratio
         if theta >= bound * (1.0 - 1e-12):
@@ -324,16 +462,23 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
         if work.exhausted:
             break
         survivors, complete = screen(A, model, k, theta, work, start=root.weights,
-                                     first=first_round, forced=forced)
+                                     first=first_round, inner=inner, most=most, forced=forced)
+        if complete and survivors.size > most and inner is None and depth > 0 and k > 2:
+            # the row bound of k - 1 words is near theta, so no word drops: a search for k - 1
+            # words proves a lower bound on them, from which rare words drop
+            inner = _inner_bound(A, k, model, root, best_set, work, depth)
+            if inner < theta and not work.exhausted:
+                survivors, complete = screen(A, model, k, theta, work, start=root.weights,
+                                             first=first_round, inner=inner, most=most,
+                                             forced=forced)
         if not complete:
             break
         info["survivors"] = int(survivors.size)
-        held = (survivors.size if forced is None
-                else np.union1d(survivors.words, forced).size)
-        if held < k:
+        held_words = (survivors.size if forced is None
+                      else np.union1d(survivors.words, forced).size)
+        if held_words < k:
             proved, open_bound = True, -np.inf
-        elif survivors.size > (_MAX_BRANCH if work.left is not None else _MAX_DENSE):
-            most = _MAX_BRANCH if work.left is not None else _MAX_DENSE
+        elif survivors.size > most:
             stopped = (f"{survivors.size} words survive screening at {ratio:g} of the best "
                        f"found, more than the {most} branch and bound takes")
             # too many words to branch over; their own row bound may still improve the bound:
@@ -345,8 +490,9 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
                 bound, source = kept, f"{ROW_BOUND_SOURCE} of the screened words"
             break
         else:
+            start = root.weights[np.searchsorted(model.words, survivors.words)]
             support, value, proved, open_bound, done = _branch(A, survivors, k, lower, theta,
-                                                               work, forced)
+                                                               work, start, forced)
             nodes += done
             if support is not None:  # a better topic than the incumbent
                 best_set, lower = support, value
