@@ -12,7 +12,9 @@ Every method's topics are scored on spca's objective, the variance their words e
 together: sum_j lambda_max(A[T_j, T_j]), the topics made disjoint first (a word shared by two
 topics stays with the one whose lambda_max is larger). Totals are shown relative to spca's
 default (1.000 = its total); ``cert`` is spca's ``total_certified_ratio``; ``NPMI`` the mean
-coherence over the documents (spca_cli.coherence); seconds are in-process, after reading.
+coherence over the documents (spca_cli.coherence); ``diversity`` the unique words over all top
+words (1 = no word in two topics); ``coverage`` the share of documents holding at least one
+topic word; seconds are in-process, after reading.
 """
 
 from __future__ import annotations
@@ -47,12 +49,16 @@ def made_disjoint(S, topics):
 
 
 def score(S, topics):
+    """(total, mean NPMI, diversity, coverage) of the topics' words."""
     from spca_cli.coherence import topic_coherence
 
     disjoint = made_disjoint(S, [list(map(int, t)) for t in topics])
     total = sum(_lambda(S, t) for t in disjoint)
     npmi = float(np.mean([topic_coherence(S, np.asarray(t, dtype=np.int64)) for t in topics]))
-    return total, npmi
+    every = np.concatenate([np.asarray(t, dtype=np.int64) for t in topics])
+    diversity = np.unique(every).size / every.size
+    coverage = float(np.mean(np.asarray((S[:, np.unique(every)] != 0).sum(axis=1)).ravel() > 0))
+    return total, npmi, diversity, coverage
 
 
 def _spca(corpus, **kwargs):
@@ -101,18 +107,19 @@ def measure(name, path):
 
 def table(results, missing):
     lines = [f"{'corpus':16} {'method':14} {'total':>8} {'relative':>9} {'cert':>6} {'NPMI':>7} "
-             f"{'seconds':>8}"]
+             f"{'diversity':>9} {'coverage':>8} {'seconds':>8}"]
     for name, scored in results:
         base = scored["spca default"][0]
-        for method, (total, npmi, seconds, certified) in scored.items():
+        for method, (total, npmi, diversity, coverage, seconds, certified) in scored.items():
             cert = "" if certified is None else f"{certified:.3f}"
             lines.append(f"{name:16} {method:14} {total:>8.6g} {total / base:>9.3f} {cert:>6} "
-                         f"{npmi:>7.3f} {seconds:>8.2f}")
+                         f"{npmi:>7.3f} {diversity:>9.2f} {coverage:>8.3f} {seconds:>8.2f}")
     for name, why in missing.items():
         lines.append(f"{name:16} skipped: {why}")
     lines.append(f"k = {TOP}, {K} topics; total = sum_j lambda_max(A[T_j, T_j]) of the topics' "
                  "words made disjoint; relative to spca's default; cert: spca's "
-                 "total_certified_ratio; NPMI: mean coherence; seconds in process, after reading.")
+                 "total_certified_ratio; NPMI: mean coherence; diversity: unique / all top words; "
+                 "coverage: documents holding a topic word; seconds in process, after reading.")
     return "\n".join(lines)
 
 

@@ -188,7 +188,7 @@ def test_uci_takes_a_file_of_one_group_per_document(tmp_path):
     assert all(len(g["components"]) == 2 for g in doc["groups"])
     labels.write_text("x\n" * 299, encoding="utf-8")
     assert_error(spca("topics", docword, "--by", labels),
-                 f"{labels}: has 299 lines but {docword} has 300 documents (one group per "
+                 f"{labels}: has 299 groups but {docword} has 300 documents (one group per "
                  "line, in document order)")
 
 

@@ -434,15 +434,10 @@ def _read_corpus(paths, *, name, format, vocab, text_column, time_column, since,
 def read_groups(path, n_documents, *, source):
     """One group per line of ``path`` for the ``n_documents`` documents of ``source`` (a UCI
     corpus), as an object array of str."""
-    check_file(path)
-    from spca_cli.corpus._io import open_text
+    from spca_cli.corpus.texts import lines_per_document
 
-    with open_text(path) as (f, _):
-        values = [line.rstrip("\r\n") for line in f]
-    if len(values) != n_documents:
-        raise SpcaInputError(path, f"has {len(values)} lines but {source} has {n_documents} "
-                                   "documents (one group per line, in document order)")
-    return np.array(values, dtype=object)
+    return np.array(lines_per_document(path, n_documents, source=source, what="group"),
+                    dtype=object)
 
 
 def _iso(value):

@@ -151,10 +151,16 @@ def read_titles(path, n_documents, *, source):
     SpcaInputError
         When the file is missing, not UTF-8, or has another number of lines.
     """
+    return Strings(lines_per_document(path, n_documents, source=source, what="title"))
+
+
+def lines_per_document(path, n_documents, *, source, what):
+    """The lines of ``path``, one ``what`` (a title, a group) per document of ``source``, in
+    document order: a list of str, or :class:`SpcaInputError` for another number of lines."""
     check_file(path)
     with open_text(path) as (f, _):
-        titles = [line.rstrip("\r\n") for line in f]
-    if len(titles) != n_documents:
-        raise SpcaInputError(path, f"has {len(titles)} titles but {source} has {n_documents} "
-                                   "documents (one title per line, in document order)")
-    return Strings(titles)
+        lines = [line.rstrip("\r\n") for line in f]
+    if len(lines) != n_documents:
+        raise SpcaInputError(path, f"has {len(lines)} {what}s but {source} has {n_documents} "
+                                   f"documents (one {what} per line, in document order)")
+    return lines

@@ -123,6 +123,16 @@ class SetState:
             self.supports[j], self.columns[j], self.pairs[j] = support, cols, pairs[j]
 
 
+def _largest(M, count):
+    """The ``count`` largest finite entries of the 2-D array ``M``: (value, (row, column))."""
+    flat = M.ravel()
+    count = min(count, flat.size)
+    if count == 0:
+        return []
+    return [(flat[idx], divmod(int(idx), M.shape[1]))
+            for idx in np.argpartition(-flat, count - 1)[:count] if np.isfinite(flat[idx])]
+
+
 def _candidate_moves(state, G, frozen, screened):
     """The ``screened`` best replacements and swaps by mu-gain, as (gain, {topic: support})."""
     k, K = state.k, len(state.supports)
@@ -133,16 +143,11 @@ def _candidate_moves(state, G, frozen, screened):
     # replace: v from the words no topic holds
     outside = ~state.used() & state.allowed
     R = np.where(outside[:, None] & free[None, :], G, -np.inf)
-    flat = R.ravel()
-    count = min(screened, flat.size)
-    for idx in np.argpartition(-flat, count - 1)[:count]:
-        if not np.isfinite(flat[idx]):
-            continue
-        v, q = divmod(int(idx), R.shape[1])
+    for gain, (v, q) in _largest(R, screened):
         j, p = divmod(q, k)
         support = state.supports[j].copy()
         support[p] = v
-        moves.append((flat[idx], {j: support}))
+        moves.append((gain, {j: support}))
     # swap: q of topic j and r of topic l change places; G[words[r], q] + G[words[q], r]
     if K > 1:
         Gu = G[words]  # Gu[r, q]: words[r] in place of the q-th word
@@ -151,16 +156,11 @@ def _candidate_moves(state, G, frozen, screened):
         W[~free, :] = -np.inf
         W[:, ~free] = -np.inf
         W[np.tril_indices_from(W)] = -np.inf  # each pair once
-        flat = W.ravel()
-        count = min(screened, flat.size)
-        for idx in np.argpartition(-flat, count - 1)[:count]:
-            if not np.isfinite(flat[idx]):
-                continue
-            q, r = divmod(int(idx), W.shape[1])
+        for gain, (q, r) in _largest(W, screened):
             (j, p), (l, s) = divmod(q, k), divmod(r, k)
             sj, sl = state.supports[j].copy(), state.supports[l].copy()
             sj[p], sl[s] = words[r], words[q]
-            moves.append((flat[idx], {j: sj, l: sl}))
+            moves.append((gain, {j: sj, l: sl}))
     moves.sort(key=lambda move: -move[0])
     return moves
 
