@@ -54,6 +54,9 @@ SET_ROUNDS = 2
 #: the row bound alone. At 0.008 the NPMI rose further (0.308, 0.221, 0.286, 0.175) but three
 #: of the KOS sample's topics fell below 0.99 and were solved again on their views
 COHERENCE_SHARE = 0.005
+#: ... and no more than keeps it at this share of the bound on its view (above SET_CERTIFIED:
+#: the views change a little as the other topics trade words)
+COHERENCE_FLOOR = 0.991
 
 __all__ = ["Topic", "TopicsResult", "TotalBound", "run_topics", "DEFLATIONS", "DEFAULTS"]
 
@@ -486,12 +489,20 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     chosen = kept if keep_first else free
     searched_total = chosen.total
     coherence_steps = 0
+    seconds["search"] = time.perf_counter() - t
     if A0.S is not None:  # (documents in this process: their counts give the coherence)
         from spca_cli.solvers.setsearch import polish_coherence
 
+        # what each topic can give up and stay certified: its value above 0.991 of the bound
+        # on its view (0.001 of room for the views' change as the others trade words)
+        limits = [0.0 if keep_first and j == 0 else
+                  value - COHERENCE_FLOOR * _view_bound(A0, chosen.supports, j, k, cert0,
+                                                       value, seconds)
+                  for j, value in enumerate(chosen.values)]
+        t = time.perf_counter()
         coherence_steps = polish_coherence(chosen, A0.S, share=COHERENCE_SHARE,
-                                           frozen={0} if keep_first else set())
-    seconds["search"] = time.perf_counter() - t
+                                           frozen={0} if keep_first else set(), limits=limits)
+        seconds["search"] += time.perf_counter() - t
     supports = [np.asarray(s, dtype=np.int64) for s in chosen.supports]
     pairs = list(chosen.pairs)
     outs = [None] * n_components
@@ -538,6 +549,16 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
                "best_topic": first, "moves": int(free.moves + kept.moves),
                "resolved": resolved}
     return found, _bounds.total_bounds(A0, k, n_components, eigen0, row=cert0.bound), summary
+
+
+def _view_bound(A0, supports, j, k, cert0, value, seconds):
+    """The weighted row bound of topic j's view: A0 without the other topics' words."""
+    others = np.concatenate([s for i, s in enumerate(supports) if i != j])
+    t = time.perf_counter()
+    bound = _bounds.row_certificate(A0.remove(others), k, previous=cert0,
+                                    attained=value).bound.value
+    seconds["bounds"] += time.perf_counter() - t
+    return bound
 
 
 def _set_topic(support, value, x):

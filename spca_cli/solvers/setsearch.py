@@ -288,13 +288,15 @@ class _Coherence:
             np.zeros_like(self.np_all)
 
 
-def polish_coherence(state, S, *, share, frozen=(), candidates=COHERENCE_CANDIDATES):
+def polish_coherence(state, S, *, share, frozen=(), limits=None,
+                     candidates=COHERENCE_CANDIDATES):
     """Trade a little of each topic's variance for coherence, in place.
 
     Greedy: each step takes the replacement (a word no topic holds in place of one of a topic's
     words) that raises the topic's mean NPMI over the documents of ``S`` the most per unit of
     lambda_max it costs, as long as each topic loses at most ``share`` of its value at the
-    start; topics in ``frozen`` keep their words. Candidates: per topic, the ``candidates`` best
+    start (and at most ``limits[j]`` when given); topics in ``frozen`` keep their words.
+    Candidates: per topic, the ``candidates`` best
     by the NPMI they give and the ``candidates`` cheapest by the mu screening; each measured
     exactly. Returns the steps taken."""
     B = S.tocsc(copy=True).astype(np.float64)
@@ -304,6 +306,8 @@ def polish_coherence(state, S, *, share, frozen=(), candidates=COHERENCE_CANDIDA
     k, K = state.k, len(state.supports)
     tracks = [_Coherence(B, df, n_documents, s) for s in state.supports]
     allowed = np.array([share * value for value in state.values])
+    if limits is not None:
+        allowed = np.minimum(allowed, np.maximum(np.asarray(limits, dtype=float), 0.0))
     spent = np.zeros(K)
     steps = 0
     while True:
