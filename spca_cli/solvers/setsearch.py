@@ -33,9 +33,9 @@ __all__ = ["SetState", "improve_set", "set_total", "with_first", "polish_coheren
 SCREENED = 24
 #: a move must gain at least this share of the total (rounding is not a gain)
 MIN_GAIN = 1e-9
-#: replacements per topic measured exactly in each step of :func:`polish_coherence`, of each
-#: kind (best NPMI, cheapest variance)
-COHERENCE_CANDIDATES = 40
+#: words per topic measured exactly (in every position) in each step of
+#: :func:`polish_coherence`, of each kind (best NPMI, cheapest variance)
+COHERENCE_CANDIDATES = 24
 
 
 def _leading(A, support):
@@ -85,13 +85,14 @@ class SetState:
             mask[s] = True
         return mask
 
-    def gains(self):
+    def gains(self, topics=None, out=None):
         """mu-gain G[v, q] of putting word v in place of the q-th word of the set (topic
-        q // k, position q % k), for every word v (an (n, K k) array)."""
+        q // k, position q % k), for every word v (an (n, K k) array); with ``topics``, only
+        their columns are made (into ``out``, the rest kept)."""
         n, k = self.A.n, self.k
-        G = np.empty((n, len(self.supports) * k))
-        for j, (support, cols, (value, x)) in enumerate(zip(self.supports, self.columns,
-                                                           self.pairs)):
+        G = np.empty((n, len(self.supports) * k)) if out is None else out
+        for j in range(len(self.supports)) if topics is None else topics:
+            support, cols, (value, x) = self.supports[j], self.columns[j], self.pairs[j]
             z = cols @ x
             rest = np.maximum(1.0 - x * x, 0.0)  # |y|^2 for each word u leaving
             a = (value - 2.0 * x * z[support] + self.diag[support] * x * x)
@@ -102,10 +103,29 @@ class SetState:
             G[:, j * k:(j + 1) * k] = np.where(np.isfinite(mu), mu - value, -np.inf)
         return G
 
+    def blocks(self, j, words, positions):
+        """A[T', T'] for each T' = T_j with its ``positions[c]``-th word replaced by
+        ``words[c]``, from the columns A[:, T_j] kept (no pass over S): an (m, k, k) array."""
+        cols, support = self.columns[j], self.supports[j]
+        words = np.asarray(words, dtype=np.int64)
+        positions = np.asarray(positions, dtype=np.int64)
+        out = np.repeat(cols[support][None, :, :], words.size, axis=0)
+        rows = cols[words]  # A[v, T_j]
+        pick = np.arange(words.size)
+        out[pick, positions, :] = rows
+        out[pick, :, positions] = rows
+        out[pick, positions, positions] = self.diag[words]
+        return out
+
     def moved(self, changes):
-        """The supports after ``changes`` ({topic: new support}), measured exactly: the new
-        pairs and the total gain."""
-        pairs = {j: _leading(self.A, s) for j, s in changes.items()}
+        """The supports after ``changes`` ({topic: new support}, each one word away from the
+        topic's), measured exactly: the new pairs and the total gain."""
+        pairs = {}
+        for j, support in changes.items():
+            p = int(np.flatnonzero(support != self.supports[j])[0])
+            values, vectors = np.linalg.eigh(self.blocks(j, [support[p]], [p])[0])
+            x = vectors[:, -1]
+            pairs[j] = (float(values[-1]), -x if x[np.argmax(np.abs(x))] < 0 else x)
         gain = sum(pairs[j][0] - self.pairs[j][0] for j in changes)
         return pairs, gain
 
@@ -296,9 +316,9 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
     words) that raises the topic's mean NPMI over the documents of ``S`` the most per unit of
     lambda_max it costs, as long as each topic loses at most ``share`` of its value at the
     start (and at most ``limits[j]`` when given); topics in ``frozen`` keep their words.
-    Candidates: per topic, the ``candidates`` best
-    by the NPMI they give and the ``candidates`` cheapest by the mu screening; each measured
-    exactly. Returns the steps taken."""
+    Candidates: per topic, the ``candidates`` words best by the NPMI they give and the
+    ``candidates`` cheapest by the mu screening, each in every position, measured exactly in
+    one batch. Returns the steps taken."""
     B = S.tocsc(copy=True).astype(np.float64)
     B.data[:] = 1.0
     n_documents = B.shape[0]
@@ -310,39 +330,43 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
         allowed = np.minimum(allowed, np.maximum(np.asarray(limits, dtype=float), 0.0))
     spent = np.zeros(K)
     steps = 0
+    G = state.gains()
     while True:
-        G = state.gains()
         free = ~state.used() & state.allowed
         best = None
         for j in range(K):
             if j in frozen:
                 continue
             value = state.pairs[j][0]
-            new_coherence = tracks[j].replaced()
-            gain = np.where(free[:, None], new_coherence - tracks[j].value, -np.inf)
+            gain = np.where(free[:, None], tracks[j].replaced() - tracks[j].value, -np.inf)
             cheap = np.where(free[:, None], G[:, j * k:(j + 1) * k], -np.inf)
-            chosen = set()
+            # the words best for either, each with every position (k per word, one batch)
+            words = set()
             for score in (gain, cheap):
-                flat = score.ravel()
-                count = min(candidates, flat.size)
-                chosen.update(np.argpartition(-flat, count - 1)[:count].tolist())
-            for idx in chosen:
-                v, p = divmod(int(idx), k)
-                if not np.isfinite(gain[v, p]) or gain[v, p] <= 1e-6:
-                    continue
+                top = score.max(axis=1)
+                count = min(candidates, top.size)
+                words.update(np.argpartition(-top, count - 1)[:count].tolist())
+            chosen = [v * k + p for v in words for p in range(k)]
+            pairs = [divmod(int(idx), k) for idx in chosen]
+            pairs = [(v, p) for v, p in pairs if np.isfinite(gain[v, p]) and gain[v, p] > 1e-6]
+            if not pairs:
+                continue
+            vs, ps = np.array(pairs).T
+            losses = np.maximum(value - np.linalg.eigvalsh(state.blocks(j, vs, ps))[:, -1], 0.0)
+            ratios = np.where(spent[j] + losses <= allowed[j],
+                              gain[vs, ps] / np.maximum(losses, 1e-12 * max(value, 1e-300)),
+                              -np.inf)
+            c = int(np.argmax(ratios))
+            if np.isfinite(ratios[c]) and (best is None or ratios[c] > best[0]):
                 support = state.supports[j].copy()
-                support[p] = v
-                pair = _leading(state.A, support)
-                loss = max(value - pair[0], 0.0)
-                if spent[j] + loss > allowed[j]:
-                    continue
-                ratio = gain[v, p] / max(loss, 1e-12 * max(value, 1e-300))
-                if best is None or ratio > best[0]:
-                    best = (ratio, j, support, pair, loss)
+                support[ps[c]] = vs[c]
+                best = (ratios[c], j, support, losses[c])
         if best is None:
             return steps
-        _, j, support, pair, loss = best
-        state.apply({j: support}, {j: pair})
+        _, j, support, loss = best
+        pair, _ = state.moved({j: support})
+        state.apply({j: support}, pair)
+        state.gains([j], out=G)
         tracks[j].update(support)
         spent[j] += loss
         steps += 1
