@@ -26,6 +26,7 @@ test: $(STAMP)
 	$(if $(SPCA_DATA),,$(if $(wildcard ../shared/data),SPCA_DATA=$(abspath ../shared/data))) $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'  # gensim, the benchmarks' LDA peer
 	$(if $(SPCA_DATA),,$(if $(wildcard ../shared/data),SPCA_DATA=$(abspath ../shared/data))) $(BIN)/python -m pytest -q -m slow || test $$? -eq 5  # 5: no slow test selected
 	$(if $(SPCA_DATA),,$(if $(wildcard ../shared/data),SPCA_DATA=$(abspath ../shared/data))) $(BIN)/python -m bench.run
 

@@ -6,7 +6,9 @@ Run with ``python -m bench.bench_sets [NAME ...]``. For each corpus (the same as
 * ``spca default``: ``run_topics`` with every default (auto, k = 10, 5 topics: the joint set);
 * ``spca remove``: the same, one topic at a time (``deflation="remove"``);
 * ``bipartite``: the 2015 paper's solver with its defaults;
-* ``NMF(5)``, ``LDA(5)``: scikit-learn's, each topic reduced to its 10 heaviest words.
+* ``NMF(5)``, ``LDA(5)``: scikit-learn's, each topic reduced to its 10 heaviest words;
+* ``gensim LDA(5)``: gensim's ``LdaModel`` (seeded, 5 passes) on the same counts, when gensim is
+  installed (``pip install -e '.[bench]'``, which ``make bench`` does); else the row says so.
 
 Every method's topics are scored on spca's objective, the variance their words explain
 together: sum_j lambda_max(A[T_j, T_j]), the topics made disjoint first (a word shared by two
@@ -81,6 +83,20 @@ def _sklearn(model, S):
     return [np.argsort(-c)[:TOP] for c in model.components_], seconds
 
 
+def _gensim_lda(S):
+    """gensim's LdaModel on the rows of S as bags of words: (topics, seconds) or None."""
+    try:
+        from gensim.matutils import Sparse2Corpus
+        from gensim.models import LdaModel
+    except ImportError:
+        return None
+    t = time.perf_counter()
+    corpus = Sparse2Corpus(S.T.tocsc(), documents_columns=True)
+    model = LdaModel(corpus, num_topics=K, id2word=None, passes=5, random_state=0)
+    seconds = time.perf_counter() - t
+    return [np.argsort(-row)[:TOP] for row in model.get_topics()], seconds
+
+
 def measure(name, path):
     from sklearn.decomposition import NMF, LatentDirichletAllocation
 
@@ -100,22 +116,29 @@ def measure(name, path):
     rows["NMF(5)"] = (topics, seconds, None)
     topics, seconds = _sklearn(LatentDirichletAllocation(n_components=K, random_state=0), X)
     rows["LDA(5)"] = (topics, seconds, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gensim = _gensim_lda(corpus.S.tocsr())
+    if gensim is not None:
+        rows["gensim LDA(5)"] = (*gensim, None)
     scored = {method: (*score(S, topics), seconds, certified)
               for method, (topics, seconds, certified) in rows.items()}
     return name, scored
 
 
 def table(results, missing):
-    lines = [f"{'corpus':16} {'method':14} {'total':>8} {'relative':>9} {'cert':>6} {'NPMI':>7} "
+    lines = [f"{'corpus':16} {'method':15} {'total':>8} {'relative':>9} {'cert':>6} {'NPMI':>7} "
              f"{'diversity':>9} {'coverage':>8} {'seconds':>8}"]
     for name, scored in results:
         base = scored["spca default"][0]
         for method, (total, npmi, diversity, coverage, seconds, certified) in scored.items():
             cert = "" if certified is None else f"{certified:.3f}"
-            lines.append(f"{name:16} {method:14} {total:>8.6g} {total / base:>9.3f} {cert:>6} "
+            lines.append(f"{name:16} {method:15} {total:>8.6g} {total / base:>9.3f} {cert:>6} "
                          f"{npmi:>7.3f} {diversity:>9.2f} {coverage:>8.3f} {seconds:>8.2f}")
     for name, why in missing.items():
         lines.append(f"{name:16} skipped: {why}")
+    if results and not any("gensim LDA(5)" in scored for _, scored in results):
+        lines.append("gensim LDA(5) skipped: gensim is not installed (pip install -e '.[bench]')")
     lines.append(f"k = {TOP}, {K} topics; total = sum_j lambda_max(A[T_j, T_j]) of the topics' "
                  "words made disjoint; relative to spca's default; cert: spca's "
                  "total_certified_ratio; NPMI: mean coherence; diversity: unique / all top words; "
