@@ -46,7 +46,7 @@ KEEP_FIRST_SLACK = 0.01
 #: a topic certified below this on its view (the others' words removed) is solved again there
 SET_CERTIFIED = 0.99
 #: rounds of "solve each topic again on its view" at most
-SET_ROUNDS = 2
+SET_ROUNDS = 1
 #: the share of its variance each topic of the set may give up for coherence (NPMI over the
 #: documents; :func:`~spca_cli.solvers.setsearch.polish_coherence`). At 0.005 the set's mean
 #: NPMI rose from 0.240 to 0.290 (KOS sample), 0.178 to 0.215 (fortunes), 0.248 to 0.283 (KOS),
@@ -524,8 +524,9 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
             if _bounds.certified_ratio(out.value, certificate.bound.value) < SET_CERTIFIED:
                 eigen = eigenpairs(view, max(rank + 1, 2), start=eigen0.basis,
                                    tol=CANDIDATE_TOL, previous=(A0, eigen0))
+                # a solver with a proof search starts it from the topic in hand
                 available = {"eigen": eigen, "rank": rank, "random_state": random_state,
-                             "time_limit": time_limit, "forced": None}
+                             "time_limit": time_limit, "forced": None, "incumbent": out}
                 again = _solve(spec, view, k, available, certificate, solver_options, seconds)
                 bound_list += _certifying_bounds(spec, view, again)
                 resolved += 1

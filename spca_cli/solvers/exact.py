@@ -515,8 +515,11 @@ def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None):
 
 
 def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certificate, name,
-           budget=None, forced=None):
-    incumbent, found_by = _incumbent(A, k, eigen, rank, random_state, forced)
+           budget=None, forced=None, incumbent=None):
+    if incumbent is None:
+        incumbent, found_by = _incumbent(A, k, eigen, rank, random_state, forced)
+    else:
+        found_by = incumbent.info.get("found_by", "incumbent")
     best_set, value, bound, finished, info = search(A, k, incumbent, certificate=certificate,
                                                     time_limit=time_limit,
                                                     work_units=work_units, forced=forced)
@@ -551,7 +554,7 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
 
 
 def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certificate=None,
-          forced=None):
+          forced=None, incumbent=None):
     """The provably best k-word topic of ``A`` by branch and bound (see the module docstring).
 
     Parameters
@@ -576,6 +579,8 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
     forced : array-like of int, optional
         Words every support must hold (``include``: at most k active words); the topic is then
         the provably best one holding them.
+    incumbent : SolverOutput, optional
+        A topic of ``A`` in hand: the search starts from it (no cheap solvers run first).
 
     Returns
     -------
@@ -598,17 +603,17 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                   time_limit=time_limit, work_units=None, certificate=certificate,
-                  name="exact", forced=forced)
+                  name="exact", forced=forced, incumbent=incumbent)
 
 
 def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AUTO_BUDGET,
-         certificate=None, forced=None):
+         certificate=None, forced=None, incumbent=None):
     """The best of TPower, the rank-``rank`` spannogram and greedy, certified by the weighted
     row bound and closed by a bounded search: ``budget`` nominal seconds (default 3), counted
     as :data:`WORK_PER_SECOND` entries of |A'| visited per second, so the result is the same on
     a busy machine; ``time_limit`` adds a wall-clock limit. ``info["found_by"]`` names the
     method whose topic was kept; ``exact`` says whether the search proved it optimal.
-    ``forced``: words every support must hold, as for :func:`exact`.
+    ``forced``, ``incumbent``: as for :func:`exact`.
 
     Examples
     --------
@@ -625,5 +630,6 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                   time_limit=time_limit, work_units=budget * WORK_PER_SECOND,
-                  certificate=certificate, name="auto", budget=budget, forced=forced)
+                  certificate=certificate, name="auto", budget=budget, forced=forced,
+                  incumbent=incumbent)
 

@@ -35,7 +35,10 @@ __all__ = ["COMMON_INPUTS", "Interval", "Choice", "Boolean", "Unchecked", "Param
 #: the words every topic must hold (``include``, :mod:`spca_cli.constraints`; None without).
 #: A solver receives exactly the ones its entry lists; the pipeline repairs the topics of a
 #: solver that does not take ``forced``.
-COMMON_INPUTS = ("eigen", "rank", "random_state", "time_limit", "certificate", "forced")
+#: ``incumbent``: a topic of the view already in hand (the joint set's); a solver that takes
+#: it (exact, auto) starts its proof search from it instead of running its cheap solvers.
+COMMON_INPUTS = ("eigen", "rank", "random_state", "time_limit", "certificate", "forced",
+                 "incumbent")
 
 
 # ---------------------------------------------------------------------- constraints
@@ -291,12 +294,12 @@ def _build():
             max_candidates,
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d"),
         SolverSpec("exact", inputs=frozenset({"eigen", "rank", "random_state", "time_limit",
-                                              "certificate", "forced"})),
+                                              "certificate", "forced", "incumbent"})),
         SolverSpec("auto", module="exact", params=(
             Param("budget", Interval(float, 0), flag="--budget", metavar="SECONDS",
                   help="seconds of branch and bound per topic [default: 3]"),
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit", "certificate",
-                             "forced"})),
+                             "forced", "incumbent"})),
         SolverSpec("bipartite", joint=True, check_work=bipartite_work, params=(
             Param("samples", positive_int, optional=True, flag="--samples", metavar="N",
                   help="sampled sketch directions"),
