@@ -75,9 +75,15 @@ _PROBE = """<script>
     if (el.getBoundingClientRect().right > root.clientWidth + 0.5 && !el.closest(".scroll"))
       wide.push(el.tagName.toLowerCase() + "." + el.className);
   });
+  var wrapped = [];  // a date laid out on more than one line: taller than 1.5 lines
+  document.querySelectorAll(".date").forEach(function (el) {
+    var style = getComputedStyle(el), line = parseFloat(style.lineHeight);
+    if (!(line > 0)) line = 1.2 * parseFloat(style.fontSize);
+    if (el.getBoundingClientRect().height > 1.5 * line) wrapped.push(el.textContent);
+  });
   parent.postMessage(JSON.stringify({scrollWidth: root.scrollWidth,
                                      clientWidth: root.clientWidth, seen: seen,
-                                     wide: wide.slice(0, 10)}), "*");
+                                     wide: wide.slice(0, 10), wrapped: wrapped}), "*");
 })();
 </script>
 """
@@ -131,6 +137,7 @@ def _check_page(page, selectors, tmp_path):
         assert layout["scrollWidth"] <= layout["clientWidth"], layout["wide"]
         for selector, (count, shown) in layout["seen"].items():
             assert count > 0 and shown == count, (width, selector, count, shown)
+        assert layout["wrapped"] == [], (width, layout["wrapped"])
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +159,7 @@ def test_the_topics_page_in_a_browser(topics_page, tmp_path):
 def daily_index(airline_csv_path, tmp_path_factory):
     out = tmp_path_factory.mktemp("daily")
     result = spca("daily", airline_csv_path, "--out", out, "--from", "2015-02-17", "--to",
-                  "2015-02-21", "--timezone", "America/Los_Angeles", "-k", "6", "-c", "4",
+                  "2015-02-24", "--timezone", "America/Los_Angeles", "-k", "6", "-c", "4",
                   "--budget", "0", "-q")
     assert result.exit_code == 0, result.output
     return out / "index.html"
@@ -166,7 +173,17 @@ def airline_csv_path():
 
 
 def test_the_daily_index_in_a_browser(daily_index, tmp_path):
+    """Eight days of airline tweets: every topic followed has its row (and its anchor), the
+    chart sums the rest as "other", no date wraps at 1280 px or on a phone."""
+    from spca_cli.trends import follow_topics
+
     page = daily_index.read_text(encoding="utf-8")
+    reports = [json.loads(p.read_text(encoding="utf-8"))
+               for p in sorted(daily_index.parent.glob("2015-02-*.json"))]
+    assert len(reports) == 8
+    tracks, _ = follow_topics(reports)
+    rows = re.findall(r'<tr id="t(\d+)"', page)
+    assert sorted(map(int, rows)) == list(range(1, len(tracks) + 1))
     assert "other" in page  # more topics than the chart draws: the rest summed
     folder = daily_index.parent
     assert all((folder / name).is_file()
