@@ -39,17 +39,23 @@ def _brute(M, hpos, sqd, v, count):
     return out
 
 
-@pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("length", [1, 3, 8, 1000])
-def test_prefix_stop_gives_the_sums_of_every_entry(seed, length):
-    rng = np.random.default_rng(seed)
+def _case(rng, seed):
+    """A random model (ties on even seeds, float32 on every third), weights with zeros, and a
+    count of entries per row."""
     n = int(rng.integers(5, 60))
     h = int(rng.integers(0, n + 1))
     M, CT, hpos, hrow, sqd = _model(rng, n, h, ties=seed % 2 == 0,
                                      dtype=np.float32 if seed % 3 == 0 else np.float64)
     v = rng.random(n)
     v[rng.random(n) < 0.2] = 0.0
-    count = int(rng.integers(1, 10))
+    return n, M, CT, hpos, hrow, sqd, v, int(rng.integers(1, 10))
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("length", [1, 3, 8, 1000])
+def test_prefix_stop_gives_the_sums_of_every_entry(seed, length):
+    rng = np.random.default_rng(seed)
+    n, M, CT, hpos, hrow, sqd, v, count = _case(rng, seed)
     prefixes = row_prefixes(CT, length=length)
     fast = offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes)
     full = offdiag_top_sums(CT, hpos, hrow, sqd, v, count)
@@ -102,13 +108,7 @@ def test_outside_rows_read_largest_first_give_the_sums_of_every_entry(seed, leng
     """Rows outside the exact set read through their nonzero exact entries, largest first, and
     stopped early: the same sums as reading all h entries, and as brute force."""
     rng = np.random.default_rng(100 + seed)
-    n = int(rng.integers(5, 60))
-    h = int(rng.integers(0, n + 1))
-    M, CT, hpos, hrow, sqd = _model(rng, n, h, ties=seed % 2 == 0,
-                                     dtype=np.float32 if seed % 3 == 0 else np.float64)
-    v = rng.random(n)
-    v[rng.random(n) < 0.2] = 0.0
-    count = int(rng.integers(1, 10))
+    n, M, CT, hpos, hrow, sqd, v, count = _case(rng, seed)
     prefixes = row_prefixes(CT, length=length) if length else None
     if prefixes is not None and seed % 2:  # with the prefixes' values stored in order
         prefixes = (*prefixes, prefix_values(CT, prefixes[0]))
