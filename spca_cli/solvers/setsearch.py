@@ -210,18 +210,33 @@ def improve_set(A, supports, *, frozen=(), max_moves=1000, screened=SCREENED):
     frozen = set(int(j) for j in frozen)
     state.moves, state.start_total = 0, state.total
     while state.moves < max_moves:
-        G = state.gains()
-        best = None
+        moves = [changes for _, changes in _candidate_moves(state, state.gains(), frozen,
+                                                            screened)]
+        gains = _exact_gains(state, moves)
         threshold = MIN_GAIN * max(state.total, 1e-300)
-        for _, changes in _candidate_moves(state, G, frozen, screened):
-            pairs, gain = state.moved(changes)
-            if gain > threshold and (best is None or gain > best[0]):
-                best = (gain, changes, pairs)
-        if best is None:
+        if not gains.size or gains.max() <= threshold:
             break
-        state.apply(best[1], best[2])
+        changes = moves[int(np.argmax(gains))]
+        pairs, _ = state.moved(changes)
+        state.apply(changes, pairs)
         state.moves += 1
     return state
+
+
+def _exact_gains(state, moves):
+    """The exact gain of every move ({topic: support one word away}), the k x k eigenvalue
+    problems of each topic solved in one batch."""
+    wanted = {}  # topic -> [(move, word, position)]
+    for m, changes in enumerate(moves):
+        for j, support in changes.items():
+            p = int(np.flatnonzero(support != state.supports[j])[0])
+            wanted.setdefault(j, []).append((m, int(support[p]), p))
+    gains = np.zeros(len(moves))
+    for j, items in wanted.items():
+        index, words, positions = (np.array(column) for column in zip(*items))
+        values = np.linalg.eigvalsh(state.blocks(j, words, positions))[:, -1]
+        np.add.at(gains, index, values - state.pairs[j][0])
+    return gains
 
 
 def _fill(A, support, k, taken):
