@@ -62,6 +62,19 @@ def test_strings_of_a_chunk_are_the_strings_of_each_value(values):
     assert list(s) == [str(v) for v in values]
 
 
+@EXAMPLES
+@given(values=st.lists(st.text(st.characters(blacklist_categories=("Cs",))), max_size=12),
+       data=st.data())
+def test_taking_strings_by_mask_or_rows_in_any_order(values, data):
+    """Strings.take gathers the chosen strings' bytes (a kernel, string by string)."""
+    s = Strings(values)
+    mask = data.draw(st.lists(st.booleans(), min_size=len(values), max_size=len(values)))
+    assert list(s.take(np.array(mask, dtype=bool))) == [v for v, m in zip(values, mask) if m]
+    rows = data.draw(st.lists(st.integers(0, max(len(values) - 1, 0)),
+                              max_size=2 * len(values) if values else 0))
+    assert list(s.take(np.array(rows, dtype=np.int64))) == [values[r] for r in rows]
+
+
 def test_strings_of_ascii_and_other_text():
     s = Strings(["570306133677760513", "", "caf\u00e9 \u2708\ufe0f", "\U0001f600", "ok"])
     assert s.offsets.tolist() == [0, 18, 18, 30, 34, 36]

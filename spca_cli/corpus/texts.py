@@ -75,9 +75,11 @@ class Strings:
         np.cumsum(lengths, out=offsets[1:])
         if len(rows) == 0 or offsets[-1] == 0:
             return Strings(blob=np.zeros(0, np.uint8), offsets=offsets)
-        # the byte positions of every kept string, gathered in one vectorised step
-        positions = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-        return Strings(blob=self.blob[positions], offsets=offsets)
+        from spca_cli.kernels.strings import gather_bytes
+
+        blob = gather_bytes(self.blob, starts.astype(np.int64), lengths.astype(np.int64),
+                            int(offsets[-1]))
+        return Strings(blob=blob, offsets=offsets)
 
     @staticmethod
     def concat(parts):
