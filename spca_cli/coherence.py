@@ -17,22 +17,28 @@ Only a corpus has documents: for a matrix given as A (``.npy``) there is no cohe
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-__all__ = ["npmi", "topic_coherence", "coherence_from_counts"]
+__all__ = ["npmi", "npmi_pairs", "topic_coherence", "coherence_from_counts"]
+
+
+def npmi_pairs(together, alone_i, alone_j, n_documents):
+    """NPMI of word pairs from the documents holding both (``together``) and each (``alone_i``,
+    ``alone_j``), arrays that broadcast: -1 where a pair never co-occurs, 1 where it is in every
+    document."""
+    together = np.asarray(together, dtype=np.float64)
+    if n_documents <= 0:
+        return np.full(np.broadcast(together, alone_i, alone_j).shape, -1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_ij = together / n_documents
+        value = np.log(p_ij / ((alone_i / n_documents) * (alone_j / n_documents))) / -np.log(p_ij)
+    value = np.where(together > 0, value, -1.0)
+    return np.where((together > 0) & (p_ij >= 1.0), 1.0, value)
 
 
 def npmi(document_counts, pair_counts, n_documents):
     """NPMI of one pair of words from the number of documents holding each and both."""
-    if n_documents <= 0 or pair_counts <= 0:
-        return -1.0
-    p_ij = pair_counts / n_documents
-    if p_ij >= 1.0:
-        return 1.0
-    p_i, p_j = (c / n_documents for c in document_counts)
-    return float(np.log(p_ij / (p_i * p_j)) / -np.log(p_ij))
+    return float(npmi_pairs(pair_counts, document_counts[0], document_counts[1], n_documents))
 
 
 def topic_coherence(S, indices):
@@ -70,6 +76,6 @@ def coherence_from_counts(together, n_documents):
     if k < 2 or n_documents <= 0:
         return None
     counts = np.diag(together)
-    values = [npmi((counts[a], counts[b]), together[a, b], n_documents)
-              for a, b in itertools.combinations(range(k), 2)]
-    return float(np.mean(values))
+    upper = np.triu_indices(k, 1)
+    return float(np.mean(npmi_pairs(together[upper], counts[upper[0]], counts[upper[1]],
+                                    n_documents)))

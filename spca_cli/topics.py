@@ -509,12 +509,17 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     if keep_first:
         outs[0] = (first, first_bounds)
     resolved = 0
+    viewed = [None] * n_components  # the other topics' words each bound list was made without
+
+    def others_of(j):
+        return np.sort(np.concatenate([s for i, s in enumerate(supports) if i != j]))
+
     for _ in range(SET_ROUNDS):
         changed = False
         for j in range(n_components):
             if keep_first and j == 0:
                 continue
-            others = np.concatenate([s for i, s in enumerate(supports) if i != j])
+            others = viewed[j] = others_of(j)
             view = A0.remove(others)
             out = _set_topic(supports[j], *pairs[j])
             t = time.perf_counter()
@@ -540,6 +545,18 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
             outs[j] = (out, bound_list)
         if not changed:
             break
+    for j in range(n_components):
+        # a topic solved again later in the last round changed the views certified before it:
+        # those are certified again on the views the reported set leaves them (row bound)
+        if viewed[j] is not None and not np.array_equal(viewed[j], others_of(j)):
+            out = outs[j][0]
+            t = time.perf_counter()
+            certificate = _bounds.row_certificate(A0.remove(others_of(j)), k, previous=cert0,
+                                                  attained=out.value)
+            seconds["bounds"] += time.perf_counter() - t
+            if out.exact:  # (proved on the view it was solved on, not this one)
+                out.exact = None
+            outs[j] = (out, [(certificate.bound.value, _bounds.ROW_BOUND_SOURCE)])
     total = float(sum(out.value for out, _ in outs))
     order = sorted(range(n_components), key=lambda j: (j != 0 or not keep_first,
                                                        -outs[j][0].value))

@@ -112,6 +112,15 @@ def _url_at(data, i, end):
     return 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_byte(h, b, space_first):
+    """The key's hash after byte ``b``, with the one space a run of dropped or blank bytes
+    leaves before it when ``space_first``."""
+    if space_first:
+        h = (h ^ np.uint64(32)) * _FNV_PRIME
+    return (h ^ np.uint64(b)) * _FNV_PRIME
+
+
 @njit(cache=True, nogil=True)
 def hash_keys(data):
     """The hash (:func:`hash_segments` of its UTF-8 bytes) of each document's key, for a
@@ -165,11 +174,9 @@ def hash_keys(data):
             b = data[k]
             # most bytes: printable ASCII that starts no space, handle or URL
             if 32 < b < 128 and b != 64 and b != 104 and b != 119:
-                if pending and started:
-                    h = (h ^ np.uint64(32)) * _FNV_PRIME
+                h = _add_byte(h, b, pending and started)
                 pending = False
                 started = True
-                h = (h ^ np.uint64(b)) * _FNV_PRIME
                 k += 1
                 continue
             s = _space(data, k, end)
@@ -190,11 +197,9 @@ def hash_keys(data):
                     k += 1
                 pending = True
                 continue
-            if pending and started:
-                h = (h ^ np.uint64(32)) * _FNV_PRIME
+            h = _add_byte(h, b, pending and started)
             pending = False
             started = True
-            h = (h ^ np.uint64(b)) * _FNV_PRIME
             k += 1
         out[doc] = _finish(h)
         start = end + 1

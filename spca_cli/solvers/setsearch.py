@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from spca_cli.coherence import npmi_pairs
+
 __all__ = ["SetState", "improve_set", "set_total", "with_first", "polish_coherence"]
 
 #: moves screened per kind (replace, swap) and measured exactly per step
@@ -280,17 +282,6 @@ def with_first(A, supports, first):
     return out
 
 
-def _npmi(together, alone_i, alone_j, n_documents):
-    """NPMI of word pairs from document counts (arrays broadcast): -1 for pairs that never
-    co-occur (the convention of :mod:`spca_cli.coherence`)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_ij = together / n_documents
-        value = np.log(p_ij / ((alone_i / n_documents) * (alone_j / n_documents))) / -np.log(p_ij)
-    value = np.where(together > 0, value, -1.0)
-    # a pair in every document: log 1 = 0 on both sides; NPMI's limit there is 1
-    return np.where((together > 0) & (p_ij >= 1.0), 1.0, value)
-
-
 class _Coherence:
     """Document counts of one topic's words against every word: what the mean NPMI of the
     topic becomes when its p-th word is replaced by any v, for all (v, p) at once."""
@@ -302,7 +293,8 @@ class _Coherence:
     def update(self, support):
         support = np.asarray(support, dtype=np.int64)
         counts = (self.B.T @ self.B[:, support]).toarray()  # (n, k): co-document counts
-        self.np_all = _npmi(counts, self.df[:, None], self.df[support][None, :], self.n)
+        self.np_all = npmi_pairs(counts, self.df[:, None], self.df[support][None, :],
+                                 self.n)
         inner = self.np_all[support]
         k = support.size
         self.pairs = k * (k - 1) / 2
