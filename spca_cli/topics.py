@@ -18,6 +18,7 @@ set search needs disjoint topics: with included words the topics are found one a
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 import time
 import warnings
@@ -44,9 +45,8 @@ SET_SAMPLES, SET_REFINE = 64, 1
 #: this share more
 KEEP_FIRST_SLACK = 0.01
 #: a topic certified below this on its view (the others' words removed) is solved again there
+#: (the topics solved again share one topic's proof budget: :func:`_topic_budget`)
 SET_CERTIFIED = 0.99
-#: rounds of "solve each topic again on its view" at most
-SET_ROUNDS = 1
 #: the share of its variance each topic of the set may give up for coherence (NPMI over the
 #: documents; :func:`~spca_cli.solvers.setsearch.polish_coherence`). At 0.005 the set's mean
 #: NPMI rose from 0.240 to 0.290 (KOS sample), 0.178 to 0.215 (fortunes), 0.248 to 0.283 (KOS),
@@ -490,14 +490,16 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     searched_total = chosen.total
     coherence_steps = 0
     seconds["search"] = time.perf_counter() - t
+    views = {}  # the other topics' words -> the row certificate of that view
     if A0.S is not None:  # (documents in this process: their counts give the coherence)
         from spca_cli.solvers.setsearch import polish_coherence
 
         # what each topic can give up and stay certified: its value above 0.991 of the bound
         # on its view (0.001 of room for the views' change as the others trade words)
         limits = [0.0 if keep_first and j == 0 else
-                  value - COHERENCE_FLOOR * _view_bound(A0, chosen.supports, j, k, cert0,
-                                                       value, seconds)
+                  value - COHERENCE_FLOOR * _view_certificate(
+                      A0, _others(chosen.supports, j), k, cert0, value, seconds,
+                      views)[1].bound.value
                   for j, value in enumerate(chosen.values)]
         t = time.perf_counter()
         coherence_steps = polish_coherence(chosen, A0.S, share=COHERENCE_SHARE,
@@ -512,48 +514,56 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     viewed = [None] * n_components  # the other topics' words each bound list was made without
 
     def others_of(j):
-        return np.sort(np.concatenate([s for i, s in enumerate(supports) if i != j]))
+        return _others(supports, j)
 
-    for _ in range(SET_ROUNDS):
-        changed = False
-        for j in range(n_components):
-            if keep_first and j == 0:
-                continue
-            others = viewed[j] = others_of(j)
-            view = A0.remove(others)
-            out = _set_topic(supports[j], *pairs[j])
-            t = time.perf_counter()
-            certificate = _bounds.row_certificate(view, k, previous=cert0, attained=out.value)
-            seconds["bounds"] += time.perf_counter() - t
-            bound_list = [(certificate.bound.value, _bounds.ROW_BOUND_SOURCE)]
-            if _bounds.certified_ratio(out.value, certificate.bound.value) < SET_CERTIFIED:
-                eigen = eigenpairs(view, max(rank + 1, 2), start=eigen0.basis,
-                                   tol=CANDIDATE_TOL, previous=(A0, eigen0))
-                # a solver with a proof search starts it from the topic in hand
-                available = {"eigen": eigen, "rank": rank, "random_state": random_state,
-                             "time_limit": time_limit, "forced": None, "incumbent": out}
-                again = _solve(spec, view, k, available, certificate, solver_options, seconds)
-                bound_list += _certifying_bounds(spec, view, again)
-                resolved += 1
-                if again.value > out.value * (1.0 + 1e-9):
-                    out, changed = again, True
-                    supports[j] = np.asarray(again.indices, dtype=np.int64)
-                    pairs[j] = (float(again.value), np.asarray(again.weights))
-                else:
-                    out.exact, out.time_limited = again.exact, again.time_limited
-                    out.notes, out.info = again.notes, again.info
-            outs[j] = (out, bound_list)
-        if not changed:
-            break
+    def view_certificate(j, value):
+        others = viewed[j] = others_of(j)
+        return _view_certificate(A0, others, k, cert0, value, seconds, views)
+
+    below = []  # the topics certified below SET_CERTIFIED on their views
+    for j in range(n_components):
+        if keep_first and j == 0:
+            continue
+        out = _set_topic(supports[j], *pairs[j])
+        _, certificate = view_certificate(j, out.value)
+        outs[j] = (out, [(certificate.bound.value, _bounds.ROW_BOUND_SOURCE)])
+        if _bounds.certified_ratio(out.value, certificate.bound.value) < SET_CERTIFIED:
+            below.append(j)
+    # they share one topic's proof budget (auto's), what one leaves going to the next
+    budget = _topic_budget(spec, solver_options)
+    for waiting, j in zip(range(len(below), 0, -1), below):
+        out = outs[j][0]
+        view, certificate = view_certificate(j, out.value)  # (a topic solved before changed it)
+        bound_list = [(certificate.bound.value, _bounds.ROW_BOUND_SOURCE)]
+        outs[j] = (out, bound_list)
+        if _bounds.certified_ratio(out.value, certificate.bound.value) >= SET_CERTIFIED:
+            continue
+        eigen = eigenpairs(view, max(rank + 1, 2), start=eigen0.basis, tol=CANDIDATE_TOL,
+                           previous=(A0, eigen0))
+        # a solver with a proof search starts it from the topic in hand
+        available = {"eigen": eigen, "rank": rank, "random_state": random_state,
+                     "time_limit": time_limit, "forced": None, "incumbent": out}
+        options = (solver_options if budget is None
+                   else {**solver_options, "budget": max(budget, 0.0) / waiting})
+        again = _solve(spec, view, k, available, certificate, options, seconds)
+        if budget is not None:
+            budget -= again.info.get("budget_used", 0.0)
+        bound_list += _certifying_bounds(spec, view, again)
+        resolved += 1
+        if again.value > out.value * (1.0 + 1e-9):
+            out = again
+            supports[j] = np.asarray(again.indices, dtype=np.int64)
+            pairs[j] = (float(again.value), np.asarray(again.weights))
+        else:
+            out.exact, out.time_limited = again.exact, again.time_limited
+            out.notes, out.info = again.notes, again.info
+        outs[j] = (out, bound_list)
     for j in range(n_components):
         # a topic solved again later in the last round changed the views certified before it:
         # those are certified again on the views the reported set leaves them (row bound)
         if viewed[j] is not None and not np.array_equal(viewed[j], others_of(j)):
             out = outs[j][0]
-            t = time.perf_counter()
-            certificate = _bounds.row_certificate(A0.remove(others_of(j)), k, previous=cert0,
-                                                  attained=out.value)
-            seconds["bounds"] += time.perf_counter() - t
+            _, certificate = view_certificate(j, out.value)
             if out.exact:  # (proved on the view it was solved on, not this one)
                 out.exact = None
             outs[j] = (out, [(certificate.bound.value, _bounds.ROW_BOUND_SOURCE)])
@@ -569,14 +579,36 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     return found, _bounds.total_bounds(A0, k, n_components, eigen0, row=cert0.bound), summary
 
 
-def _view_bound(A0, supports, j, k, cert0, value, seconds):
-    """The weighted row bound of topic j's view: A0 without the other topics' words."""
-    others = np.concatenate([s for i, s in enumerate(supports) if i != j])
-    t = time.perf_counter()
-    bound = _bounds.row_certificate(A0.remove(others), k, previous=cert0,
-                                    attained=value).bound.value
-    seconds["bounds"] += time.perf_counter() - t
-    return bound
+def _topic_budget(spec, solver_options):
+    """The proof budget a solver with one (auto) gives each topic: the one asked for, or its
+    default; None for a solver without a budget."""
+    param = spec.param("budget")
+    if param is None:
+        return None
+    given = (solver_options or {}).get("budget")
+    if given is not None:
+        return float(given)
+    return float(inspect.signature(spec.function).parameters["budget"].default)
+
+
+def _others(supports, j):
+    """The words of every topic of the set but topic j, sorted."""
+    return np.sort(np.concatenate([np.asarray(s, dtype=np.int64)
+                                   for i, s in enumerate(supports) if i != j]))
+
+
+def _view_certificate(A0, others, k, cert0, value, seconds, views):
+    """``(view, certificate)``: A0 without the words ``others`` and its row certificate,
+    computed once per view (``views``: the words removed -> the value it was asked to prove
+    and the certificate). The iteration stops once its bound meets the value it is given, so
+    a certificate made for a larger value than ``value`` is made again."""
+    view = A0.remove(others)
+    key = others.tobytes()
+    if key not in views or views[key][0] > value:
+        t = time.perf_counter()
+        views[key] = value, _bounds.row_certificate(view, k, previous=cert0, attained=value)
+        seconds["bounds"] += time.perf_counter() - t
+    return view, views[key][1]
 
 
 def _set_topic(support, value, x):

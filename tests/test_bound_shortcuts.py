@@ -6,6 +6,7 @@ matrices of both signs and on the bundled real sample."""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -75,3 +76,28 @@ def test_real_sample_certificate_with_and_without_prefixes_is_the_same(monkeypat
     plain = bounds.weighted_row_bound(plain_model, 10, rtol=1e-4)
     assert fast.iterations == plain.iterations
     assert fast.value == pytest.approx(plain.value, rel=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["counts", "mixed"])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_search_skipped_for_its_budget_keeps_the_certificates_bound(kind, seed):
+    """A budget below one screening round skips auto's search: no work spent, the topic of
+    the cheap solvers with the certificate's bound, at or above the search's and the optimum."""
+    from spca_cli.solvers.exact import auto
+
+    rng = np.random.default_rng(seed)
+    A = _gram(rng, kind)
+    k = int(rng.integers(2, 5))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        skipped = auto(A, k, budget=1e-15)
+    searched = auto(A, k, budget=10.0)
+    optimum = _brute(A, k)
+    certificate = bounds.row_certificate(A, k).bound.value
+    assert skipped.info["budget_used"] == 0.0 and skipped.info["nodes"] == 0
+    if not skipped.exact:  # (the row bound alone may already meet the topic)
+        assert skipped.bounds[0][0] == pytest.approx(certificate, rel=1e-12)
+        assert any("proof budget (1e-15 s of work) ran out" in str(w.message) for w in caught)
+    assert skipped.bounds[0][0] >= searched.bounds[0][0] * (1 - 1e-12)
+    assert searched.bounds[0][0] >= optimum * (1 - 1e-9)
+    assert searched.exact and searched.value == pytest.approx(optimum, rel=1e-9)

@@ -231,3 +231,56 @@ def test_estimator_fits_one_model_per_group():
     assert set(fits["pets"].topic_words()[0]) <= {"cats", "dogs", "fur", "paws", "vet"}
     assert fits["pets"].transform(["cats and dogs"])[0, 0] > 0
     assert (fits["money"].certified_ratio_ > 0.9).all()
+
+
+def test_groups_solved_in_processes_match_one_process():
+    """Worker processes give each group the topics, values and bounds one process gives: the
+    fortunes' ten largest categories, three topics each."""
+    from spca_cli.corpus.read import load_input
+
+    corpus = load_input(fortunes_csv(), groups="category")
+    sizes = {name: int(np.sum(corpus.groups == name)) for name in set(corpus.groups)}
+    largest = set(sorted(sizes, key=sizes.get)[-10:])
+    keep = np.flatnonzero([g in largest for g in corpus.groups])
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    corpus = dataclasses.replace(corpus, S=sp.csr_array(corpus.S)[keep],
+                                 groups=corpus.groups[keep], texts=None, ids=None,
+                                 times=None, tz_offsets=None, rows=None)
+    kwargs = dict(by="category", n_components=3)
+    here = run_groups(corpus, jobs=1, **kwargs)
+    apart = run_groups(corpus, jobs=2, **kwargs)
+    assert [g.name for g in here.groups] == [g.name for g in apart.groups]
+    assert len([g for g in here.groups if g.result is not None]) == 10
+    for a, b in zip(here.groups, apart.groups):
+        assert a.budget == b.budget
+        for ta, tb in zip(a.result.components, b.result.components):
+            assert ta.words == tb.words
+            assert tb.explained_variance == pytest.approx(ta.explained_variance, rel=1e-12)
+            assert tb.upper_bound == pytest.approx(ta.upper_bound, rel=1e-12)
+        assert a.distinctive == b.distinctive
+
+
+def test_a_worker_reports_a_run_that_does_not_fit_as_one_process_does():
+    """A group too small for the run is reported with the same reason; a solver option that
+    no group can take is raised, with the same message, from a worker as from this process."""
+    from spca_cli.params import FitError
+
+    texts = ["cats dogs fur paws vet", "stocks bonds market trade price", "alpha beta"] * 25
+    corpus = read_texts(texts, groups=["pets", "money", "ab"] * 25, min_count=1,
+                        keep_duplicates=True)
+    kwargs = dict(by="kind", k=2, n_components=1, min_documents=5, rank=3, solver="spannogram")
+    here, apart = (run_groups(corpus, jobs=jobs, **kwargs) for jobs in (1, 2))
+    refused = {g.name: g.not_solved for g in here.groups}
+    assert refused["ab"] == "rank must be <= the number of words; got rank=3 > 2"
+    assert {g.name: g.not_solved for g in apart.groups} == refused
+    kwargs = dict(by="kind", k=2, n_components=1, min_documents=5, solver="bipartite",
+                  solver_options={"samples": 10 ** 12})
+    with pytest.raises(FitError) as one:
+        run_groups(corpus, jobs=1, **kwargs)
+    with pytest.raises(FitError) as two:
+        run_groups(corpus, jobs=2, **kwargs)
+    assert one.value.param == two.value.param == "solver_options"
+    assert str(two.value) == str(one.value)

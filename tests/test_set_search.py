@@ -159,3 +159,35 @@ def test_the_coherence_step_raises_npmi_within_its_share_of_each_topic():
     assert steps > 0 and np.mean(after) > np.mean(coherence) + 0.01  # 0.319 -> 0.334 when written
     assert all(v >= 0.995 * b * (1 - 1e-12) for v, b in zip(state.values, before))
     assert np.unique(np.concatenate(state.supports)).size == 50
+
+
+def test_the_topics_solved_again_share_one_topics_proof_budget():
+    """The fortunes' science category (619 texts): most of its topics are certified below 0.99
+    on their views and solved again; together they spend one topic's budget (the last may
+    finish the screening round it started), and a topic given nothing left skips the search."""
+    from spca_cli.corpus.read import load_input
+    from test_groups import fortunes_csv
+
+    corpus = load_input(fortunes_csv(), groups="category")
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    rows = np.flatnonzero(corpus.groups == "science")
+    S = sp.csr_array(corpus.S)[rows]
+    used = np.flatnonzero(np.bincount(S.indices, minlength=S.shape[1]) >= 2)
+    science = dataclasses.replace(corpus, S=sp.csr_array(S[:, used]),
+                                  vocabulary=corpus.vocabulary[used], groups=None, texts=None,
+                                  ids=None, times=None, tz_offsets=None, rows=None)
+    budget = 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run_topics(science, solver_options={"budget": budget})
+    assert result.set_search["resolved"] >= 3
+    first = 1 if result.set_search["best_topic_kept"] else 0
+    spent = sorted(t.info["budget_used"] for t in result.components[first:]
+                   if "budget_used" in t.info)
+    assert len(spent) == result.set_search["resolved"]
+    assert sum(spent[:-1]) <= budget
+    for topic in result.components:
+        assert topic.upper_bound >= topic.explained_variance * (1 - 1e-12)

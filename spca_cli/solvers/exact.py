@@ -303,9 +303,11 @@ class _Work:
 
     def __init__(self, units=None, seconds=None):
         self.left = None if units is None else float(units)
+        self.spent = 0.0
         self.deadline = None if seconds is None else time.perf_counter() + seconds
 
     def spend(self, units):
+        self.spent += units
         if self.left is not None:
             self.left -= units
 
@@ -405,8 +407,16 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
         certificate = row_certificate(A, k)
     if forced is not None:
         forced = np.asarray(forced, dtype=np.int64)
-    return _ladder(A, k, np.asarray(incumbent.indices, dtype=np.int64), float(incumbent.value),
-                   certificate, work, _INNER_DEPTH, forced=forced)
+    found = _ladder(A, k, np.asarray(incumbent.indices, dtype=np.int64), float(incumbent.value),
+                    certificate, work, _INNER_DEPTH, forced=forced)
+    found[4]["work"] = work.spent
+    return found
+
+
+def _screening_cost(root):
+    """About the entries the first screening round reads: :data:`_SCREEN_ITERATIONS` weight
+    steps, each reading what a step of the certificate's iteration (``root``) read."""
+    return _SCREEN_ITERATIONS * root.entries / max(root.iterations, 1)
 
 
 def _inner_bound(A, k, model, root, best_set, work, depth):
@@ -455,6 +465,13 @@ def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None):
     stopped = None  # None: the work or the clock ran out
     most = _MAX_BRANCH if work.left is not None else _MAX_DENSE
     inner = None  # a bound on every (k-1)-word support, once a rung needed one
+    if (work.left is not None and work.left < _screening_cost(root)
+            and bound > lower * (1.0 + 1e-12)):
+        # the first screening round alone would spend the budget, and a search that stops
+        # there proves nothing: the certificate's bound is the answer, without the work
+        info.update({"nodes": 0, "proved_ratios": [], "bound_source": source,
+                     "stopped": "budget"})
+        return best_set, lower, bound, False, info
     for ratio in _LADDER:
         theta = lower / ratio
         if theta >= bound * (1.0 - 1e-12):
@@ -527,7 +544,10 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
     if improved:
         found_by = "branch and bound"
     source = info.pop("bound_source", ROW_BOUND_SOURCE)
+    work = info.pop("work")
     info = {"found_by": found_by, **info}
+    if budget is not None:
+        info["budget_used"] = work / WORK_PER_SECOND
     if finished:
         bounds = [(bound * (1.0 + 1e-12), OPTIMAL_SOURCE)]
     else:
