@@ -25,6 +25,8 @@ optimum for these moves, never below its start.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from spca_cli.coherence import npmi_pairs
@@ -315,6 +317,59 @@ class _Coherence:
             np.zeros_like(self.np_all)
 
 
+@dataclass
+class _Offer:
+    """A topic's best replacement for coherence (``support`` None: none within its allowance)
+    and what chose it: the candidate ``words`` and the scores a word needs to join them."""
+
+    topic: int
+    ratio: float
+    support: np.ndarray | None
+    loss: float
+    words: frozenset
+    gain_floor: float
+    cheap_floor: float
+
+    def would_rank(self, word, track, cheap):
+        """Whether ``word``, free again, would be among this topic's candidates."""
+        gain = float(np.max(track.replaced()[word] - track.value))
+        return gain >= self.gain_floor or float(np.max(cheap[word])) >= self.cheap_floor
+
+
+def _best_replacement(state, j, track, G, free, spent, allowed, candidates):
+    """Topic j's :class:`_Offer`: among its candidate words (the ``candidates`` best by the NPMI
+    they give and the ``candidates`` cheapest by the mu screening, each in every position,
+    measured exactly in one batch), the replacement of best NPMI gain per unit of variance
+    lost that keeps ``spent`` within ``allowed``."""
+    k = state.k
+    value = state.pairs[j][0]
+    gain = np.where(free[:, None], track.replaced() - track.value, -np.inf)
+    cheap = np.where(free[:, None], G[:, j * k:(j + 1) * k], -np.inf)
+    words, floors = set(), []
+    for score in (gain, cheap):
+        top = score.max(axis=1)
+        count = min(candidates, top.size)
+        chosen = np.argpartition(-top, count - 1)[:count]
+        words.update(chosen.tolist())
+        floors.append(float(top[chosen].min()) if count else np.inf)
+    offer = _Offer(j, -np.inf, None, 0.0, frozenset(words), *floors)
+    vs = np.repeat(np.fromiter(words, dtype=np.int64, count=len(words)), k)
+    ps = np.tile(np.arange(k), len(words))
+    keep = np.isfinite(gain[vs, ps]) & (gain[vs, ps] > 1e-6)
+    vs, ps = vs[keep], ps[keep]
+    if not vs.size:
+        return offer
+    losses = np.maximum(value - np.linalg.eigvalsh(state.blocks(j, vs, ps))[:, -1], 0.0)
+    ratios = np.where(spent + losses <= allowed,
+                      gain[vs, ps] / np.maximum(losses, 1e-12 * max(value, 1e-300)), -np.inf)
+    c = int(np.argmax(ratios))
+    if np.isfinite(ratios[c]):
+        support = state.supports[j].copy()
+        support[ps[c]] = vs[c]
+        offer.ratio, offer.support, offer.loss = float(ratios[c]), support, float(losses[c])
+    return offer
+
+
 def polish_coherence(state, S, *, share, frozen=(), limits=None,
                      candidates=COHERENCE_CANDIDATES):
     """Trade a little of each topic's variance for coherence, in place.
@@ -338,42 +393,30 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
     spent = np.zeros(K)
     steps = 0
     G = state.gains()
+    offers = [None] * K  # each topic's best replacement while its candidates stay the same
     while True:
         free = ~state.used() & state.allowed
-        best = None
         for j in range(K):
-            if j in frozen:
-                continue
-            value = state.pairs[j][0]
-            gain = np.where(free[:, None], tracks[j].replaced() - tracks[j].value, -np.inf)
-            cheap = np.where(free[:, None], G[:, j * k:(j + 1) * k], -np.inf)
-            # the words best for either, each with every position (k per word, one batch)
-            words = set()
-            for score in (gain, cheap):
-                top = score.max(axis=1)
-                count = min(candidates, top.size)
-                words.update(np.argpartition(-top, count - 1)[:count].tolist())
-            chosen = [v * k + p for v in words for p in range(k)]
-            pairs = [divmod(int(idx), k) for idx in chosen]
-            pairs = [(v, p) for v, p in pairs if np.isfinite(gain[v, p]) and gain[v, p] > 1e-6]
-            if not pairs:
-                continue
-            vs, ps = np.array(pairs).T
-            losses = np.maximum(value - np.linalg.eigvalsh(state.blocks(j, vs, ps))[:, -1], 0.0)
-            ratios = np.where(spent[j] + losses <= allowed[j],
-                              gain[vs, ps] / np.maximum(losses, 1e-12 * max(value, 1e-300)),
-                              -np.inf)
-            c = int(np.argmax(ratios))
-            if np.isfinite(ratios[c]) and (best is None or ratios[c] > best[0]):
-                support = state.supports[j].copy()
-                support[ps[c]] = vs[c]
-                best = (ratios[c], j, support, losses[c])
-        if best is None:
+            if j not in frozen and offers[j] is None:
+                offers[j] = _best_replacement(state, j, tracks[j], G, free, spent[j],
+                                              allowed[j], candidates)
+        made = [offer for offer in offers if offer is not None and offer.support is not None]
+        if not made:
             return steps
-        _, j, support, loss = best
-        pair, _ = state.moved({j: support})
-        state.apply({j: support}, pair)
+        best = max(made, key=lambda offer: offer.ratio)  # (the first topic on ties)
+        j = best.topic
+        taken = int(best.support[~np.isin(best.support, state.supports[j])][0])
+        given = int(state.supports[j][~np.isin(state.supports[j], best.support)][0])
+        pair, _ = state.moved({j: best.support})
+        state.apply({j: best.support}, pair)
         state.gains([j], out=G)
-        tracks[j].update(support)
-        spent[j] += loss
+        tracks[j].update(best.support)
+        spent[j] += best.loss
         steps += 1
+        offers[j] = None
+        # another topic's offer stands unless its candidates change: the word taken was one
+        # of them, or the word given back now ranks among them
+        for i, offer in enumerate(offers):
+            if offer is not None and (taken in offer.words or offer.would_rank(
+                    given, tracks[i], G[:, i * k:(i + 1) * k])):
+                offers[i] = None
