@@ -548,11 +548,14 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, cptr, cval, out):
         out[i] = heap_sum(heap, 0, size)
 
 
-# Below this many entries read per call a thread team costs more than it saves: with the
-# prefixes, the airline tweets' certificate (5,277 words, 256 or all 5,277 rows exact) took 1.2
-# and 7.9 ms a call on one thread, 20 and 27 ms on two beside other work (load 4), where
-# threads wait for each other's cores.
-_PARALLEL_WORK = 1 << 24
+# Below this many entries (an upper estimate of those read) per call a thread team costs more
+# than it saves. Measured on a quiet 2-core machine, the best of three default runs: from 2^24
+# down to 2^16 the fortunes' certificates went from 3.23 to 2.28 s (views of 14,503 words and
+# 1,156 exact rows, about 6M entries a step, had run on one thread), KOS's from 0.60 to 0.45 s,
+# the KOS sample's from 0.32 to 0.25 s, the airline tweets' within noise. On a machine busy
+# with other work the threads wait for each other's cores (the airline tweets' certificate at
+# load 4: 1.2 and 7.9 ms a call on one thread, 20 and 27 ms on two).
+_PARALLEL_WORK = 1 << 16
 
 
 def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None, visited=None):
