@@ -490,7 +490,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     searched_total = chosen.total
     coherence_steps = 0
     seconds["search"] = time.perf_counter() - t
-    views = {}  # the other topics' words -> the row certificate of that view
+    views = {"shared": _bounds.SharedRows(A0)}  # and the other topics' words -> certificate
     if A0.S is not None:  # (documents in this process: their counts give the coherence)
         from spca_cli.solvers.setsearch import polish_coherence
 
@@ -606,7 +606,8 @@ def _view_certificate(A0, others, k, cert0, value, seconds, views):
     key = others.tobytes()
     if key not in views or views[key][0] > value:
         t = time.perf_counter()
-        views[key] = value, _bounds.row_certificate(view, k, previous=cert0, attained=value)
+        views[key] = value, _bounds.row_certificate(view, k, previous=cert0, attained=value,
+                                                    shared=views["shared"])
         seconds["bounds"] += time.perf_counter() - t
     return view, views[key][1]
 

@@ -101,3 +101,33 @@ def test_a_search_skipped_for_its_budget_keeps_the_certificates_bound(kind, seed
     assert skipped.bounds[0][0] >= searched.bounds[0][0] * (1 - 1e-12)
     assert searched.bounds[0][0] >= optimum * (1 - 1e-9)
     assert searched.exact and searched.value == pytest.approx(optimum, rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["counts", "mixed"])
+@pytest.mark.parametrize("seed", range(8))
+def test_a_view_certified_on_shared_exact_rows_bounds_its_optimum(monkeypatch, kind, seed):
+    """The set's views take their extra exact rows from one model of A restricted to them
+    (SharedRows): every bound at or above the brute-force best of the view (A without the
+    other topics' words)."""
+    monkeypatch.setattr(bounds, "EXACT_ROWS", 2)
+    rng = np.random.default_rng(seed)
+    A = _gram(rng, kind)
+    k = 3
+    shared = bounds.SharedRows(A)
+    narrow = bounds.RowModel.of(A, exact_rows=2)
+    first = bounds.RowCertificate(narrow, bounds.weighted_row_bound(narrow, k))
+    used = 0
+    for removed in ([0, 1, 2], [3, 4, 5], [0, 5, 9]):
+        view = A.remove(removed)
+        certificate = bounds.row_certificate(view, k, previous=first, shared=shared)
+        own = bounds.row_certificate(view, k)
+        D = view.to_dense()
+        keep = [i for i in range(A.n) if i not in removed]
+        optimum = max(float(np.linalg.eigvalsh(D[np.ix_(I, I)])[-1])
+                      for I in itertools.combinations(keep, k))
+        assert certificate.bound.value >= optimum * (1 - 1e-12)
+        assert own.bound.value >= optimum * (1 - 1e-12)
+        assert not np.isin(removed, certificate.model.words).any()
+        used += len(shared._models)
+    if kind == "counts":
+        assert used  # (the Cauchy-Schwarz pairs of counts ask for more rows)
