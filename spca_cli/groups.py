@@ -179,8 +179,9 @@ def _solve_in_processes(solved, tasks, jobs, on_group):
         try:
             for done, future in enumerate(as_completed(futures), 1):
                 i = futures[future]
-                if on_group is not None:
-                    on_group(done, len(solved), solved[i].name)
+                if on_group is not None and done < len(solved):
+                    # (``index``: the group under way; the one named has just finished)
+                    on_group(done + 1, len(solved), solved[i].name)
                 result, refused = future.result()
                 if isinstance(result, str):  # (a FitError's param and message)
                     raise FitError(result, refused)

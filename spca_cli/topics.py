@@ -530,7 +530,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
         if _bounds.certified_ratio(out.value, certificate.bound.value) < SET_CERTIFIED:
             below.append(j)
     # they share one topic's proof budget (auto's), what one leaves going to the next
-    budget = _topic_budget(spec, solver_options)
+    budget = topic_budget = _topic_budget(spec, solver_options)
     for waiting, j in zip(range(len(below), 0, -1), below):
         out = outs[j][0]
         view, certificate = view_certificate(j, out.value)  # (a topic solved before changed it)
@@ -548,6 +548,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
         again = _solve(spec, view, k, available, certificate, options, seconds)
         if budget is not None:
             budget -= again.info.get("budget_used", 0.0)
+            again.notes = [_shared_budget_note(note, spec, topic_budget) for note in again.notes]
         bound_list += _certifying_bounds(spec, view, again)
         resolved += 1
         if again.value > out.value * (1.0 + 1e-9):
@@ -589,6 +590,18 @@ def _topic_budget(spec, solver_options):
     if given is not None:
         return float(given)
     return float(inspect.signature(spec.function).parameters["budget"].default)
+
+
+def _shared_budget_note(note, spec, budget):
+    """A topic solved again on its view had a share of the budget the set's topics solved again
+    share: its note names that budget, which is what ``--budget`` sets."""
+    if not note.startswith(f"{spec.name}: certified") or "proof budget" not in note:
+        return note
+    ratio = note.split()[2]
+    flag = spec.param("budget").flag
+    return (f"{spec.name}: certified {ratio} on its view (the other topics' words left out) when "
+            f"the proof budget the set's topics share ({budget:.3g} s of work) ran out; a "
+            f"longer proof: {flag} {4 * budget:.3g}")
 
 
 def _others(supports, j):

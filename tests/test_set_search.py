@@ -189,5 +189,8 @@ def test_the_topics_solved_again_share_one_topics_proof_budget():
                    if "budget_used" in t.info)
     assert len(spent) == result.set_search["resolved"]
     assert sum(spent[:-1]) <= budget
+    # a topic stopped by the shared budget says which budget, and what --budget would prove more
+    assert any(note.endswith("when the proof budget the set's topics share (0.1 s of work) ran "
+                             "out; a longer proof: --budget 0.4") for note in result.notes)
     for topic in result.components:
         assert topic.upper_bound >= topic.explained_variance * (1 - 1e-12)

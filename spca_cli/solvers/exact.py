@@ -561,8 +561,8 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
         from spca_cli.solvers.registry import solver_spec
 
         flag = solver_spec("auto").param("budget").flag
-        warnings.warn(f"auto: certified {value / bound:.4f} when its proof budget ({budget:g} s "
-                      f"of work) ran out; a longer proof: {flag} {4 * budget:g}",
+        warnings.warn(f"auto: certified {value / bound:.4f} when its proof budget ({budget:.3g} s "
+                      f"of work) ran out; a longer proof: {flag} {4 * budget:.3g}",
                       ConvergenceWarning, stacklevel=3)
     if not finished and name == "exact":
         warnings.warn(f"exact: not proved optimal ({stopped}); the topic is the best found and "
