@@ -128,6 +128,24 @@ class LocalBackend:
             self._csc = (cindptr, cindices.view(np.uint32), data if binary else cdata)
         return self._csc
 
+    def documents_of(self, idx):
+        """``(indptr, rows)``: the documents (rows of S) holding each word of ``idx`` (a nonzero
+        entry), word q's at ``rows[indptr[q]:indptr[q + 1]]``, from the column form made once
+        (no pass over S)."""
+        cindptr, cindices, cdata = self._documents_by_word()
+        idx = np.asarray(idx, dtype=np.int64)
+        pieces = []
+        for j in idx.tolist():
+            lo, hi = cindptr[j], cindptr[j + 1]
+            rows = cindices[lo:hi]
+            if not self._is_binary():  # (explicit zeros are no documents)
+                rows = rows[cdata[lo:hi] != 0]
+            pieces.append(rows)
+        indptr = np.zeros(idx.size + 1, dtype=np.int64)
+        np.cumsum([p.size for p in pieces], out=indptr[1:])
+        rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint32)
+        return indptr, rows
+
     def diagonal(self):
         """diag(A), computed once."""
         if self._diag is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["npmi", "npmi_pairs", "topic_coherence", "coherence_from_counts"]
+__all__ = ["npmi", "npmi_pairs", "topic_coherence", "coherence_from_counts", "coherence_from_documents"]
 
 
 def npmi_pairs(together, alone_i, alone_j, n_documents):
@@ -65,6 +65,20 @@ def topic_coherence(S, indices):
     present = (columns != 0).astype(np.float64)
     together = (present.T @ present).toarray()  # documents holding both words of each pair
     return coherence_from_counts(together, n_documents)
+
+
+def coherence_from_documents(indptr, rows, n_documents):
+    """Mean NPMI over the pairs of k words given the documents holding each (word q's at
+    ``rows[indptr[q]:indptr[q + 1]]``, no document twice); None for fewer than two words or
+    no documents."""
+    import scipy.sparse as sp
+
+    k = len(indptr) - 1
+    if k < 2 or n_documents <= 0:
+        return None
+    present = sp.csc_array((np.ones(rows.size), np.asarray(rows, dtype=np.int64),
+                            np.asarray(indptr, dtype=np.int64)), shape=(n_documents, k))
+    return coherence_from_counts((present.T @ present).toarray(), n_documents)
 
 
 def coherence_from_counts(together, n_documents):

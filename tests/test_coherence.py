@@ -40,6 +40,25 @@ def test_topic_coherence_is_the_mean_npmi_of_its_pairs():
     assert topic_coherence(S, [2]) is None
 
 
+@pytest.mark.parametrize("binary", [True, False])
+def test_coherence_from_the_backends_columns_equals_the_direct_count(binary):
+    """The pipeline reads each topic's documents from the backend's column form of S (made
+    once); an explicit zero is no document."""
+    from spca_cli.backend import LocalBackend
+    from spca_cli.coherence import coherence_from_documents
+
+    rng = np.random.default_rng(4)
+    dense = (rng.random((60, 9)) < 0.4) * (1.0 if binary else rng.integers(1, 4, (60, 9)))
+    S = sp.csr_array(dense)
+    if not binary:
+        S.data[::7] = 0.0  # explicit zeros
+    backend = LocalBackend(S)
+    for words in ([0, 1, 2], [8, 3, 5, 1], [4, 6]):
+        indptr, rows = backend.documents_of(np.array(words))
+        assert coherence_from_documents(indptr, rows, 60) == pytest.approx(
+            topic_coherence(S, words), rel=1e-12)
+
+
 def test_topics_json_and_csv_carry_each_topics_coherence_on_the_real_sample():
     from spca_cli.corpus import load_input
 
