@@ -149,7 +149,8 @@ class SharedRows:
         return base.restrict(keep)
 
 
-def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=None):
+def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=None,
+                    consume_previous=False):
     """:func:`weighted_row_bound` of the view ``A``, with as many exact rows as it needs.
 
     It starts with :data:`EXACT_ROWS` exact rows. Pairs of words outside them are bounded by
@@ -177,13 +178,16 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=Non
 
     ``shared``, a :class:`SharedRows` of the A this ``remove`` view was made from, provides the
     more exact rows a view asks for.
+
+    ``consume_previous``: ``previous`` is not used again (remove deflation's next view), so its
+    model is restricted in its own memory (:meth:`RowModel.restrict`).
     """
     rows, weights, model = EXACT_ROWS, None, None
     final = False  # no more rows: the restricted rows of an escalated view are kept
     if previous is not None and getattr(A, "X", None) is None:
         old = previous.model
         keep = A.active()[old.words] & (A.diagonal()[old.words] + A.psd_margin > 0)
-        model = old.restrict(keep)
+        model = old.restrict(keep, in_place=consume_previous)
         rows = max(rows, model.hrow.size)
         final = old.hrow.size > EXACT_ROWS  # its rows were chosen for this vocabulary
         if final:
@@ -570,8 +574,13 @@ class RowModel:
             self._prefixes = row_prefixes(self.CT, min(PREFIX, max(64, self.size // 4)))
         return self._prefixes
 
-    def restrict(self, keep):
-        """The model on the words where the boolean ``keep`` (shape (m,)) is True."""
+    def restrict(self, keep, *, in_place=False):
+        """The model on the words where the boolean ``keep`` (shape (m,)) is True.
+
+        ``in_place``: its exact rows (and their sorted columns) are written over this model's
+        memory, which is then released from it: this model can no longer be used. At 197,316
+        words the exact rows and their columns hold about 300 MB, which a copy doubled at the
+        run's peak."""
         keep = np.asarray(keep, dtype=bool)
         new_pos = np.cumsum(keep) - 1
         kept_h = keep[self.hrow]
@@ -579,7 +588,8 @@ class RowModel:
         # gathered in one numba call straight into the new rows: no (h, m) intermediate, and
         # none of the per-row calls that took 1.6 s of 8.5 on the airline tweets' default run
         # (72,000 np.take calls over the screening rounds)
-        CT = gather_rows(self.CT, np.flatnonzero(kept_h), np.flatnonzero(keep))
+        CT = gather_rows(self.CT, np.flatnonzero(kept_h), np.flatnonzero(keep),
+                         in_place=in_place)
         hpos = np.full(int(keep.sum()), -1, dtype=np.int64)
         hpos[hrow] = np.arange(hrow.size)
         model = RowModel(self.words[keep], self.diag[keep], CT, hpos, hrow.astype(np.int64),
@@ -587,7 +597,10 @@ class RowModel:
         if self._prefixes is not None:  # (cheaper restricted than made again)
             model._prefixes = restrict_prefixes(self._prefixes, np.flatnonzero(kept_h), keep)
         if self._columns is not None:
-            model._columns = restrict_outside_columns(self._columns, np.flatnonzero(kept_h), keep)
+            model._columns = restrict_outside_columns(self._columns, np.flatnonzero(kept_h), keep,
+                                                      in_place=in_place)
+        if in_place:  # (its arrays now hold the new model's entries)
+            self.CT = self._prefixes = self._prefix_values = self._columns = None
         return model
 
     def dense(self):

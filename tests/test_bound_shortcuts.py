@@ -131,3 +131,48 @@ def test_a_view_certified_on_shared_exact_rows_bounds_its_optimum(monkeypatch, k
         used += len(shared._models)
     if kind == "counts":
         assert used  # (the Cauchy-Schwarz pairs of counts ask for more rows)
+
+
+@pytest.mark.parametrize("kind", ["counts", "mixed"])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_model_restricted_in_its_own_memory_equals_the_copy(monkeypatch, kind, seed):
+    """Remove deflation's next view restricts the last model in place (its exact rows, sorted
+    prefixes and outside columns written over their own arrays): the same model and bound as
+    the copy, at or above the brute-force best of the view; the consumed model is unusable."""
+    monkeypatch.setattr(bounds, "_PREFIX_ENTRIES", 1)  # (prefixes and columns at this size)
+    rng = np.random.default_rng(seed)
+    A = _gram(rng, kind)
+    k = 3
+    removed = rng.choice(A.n, 3, replace=False)
+    view = A.remove(removed)
+    keep = view.active()
+
+    def model():
+        m = bounds.RowModel.of(A, exact_rows=int(rng.integers(2, A.n)))
+        m.prefixes, m.columns  # (made on first use)
+        return m
+
+    state = rng.bit_generator.state
+    copied = model().restrict(keep)
+    rng.bit_generator.state = state
+    consumed = model()
+    in_place = consumed.restrict(keep, in_place=True)
+    assert consumed.CT is None
+    np.testing.assert_array_equal(in_place.CT, copied.CT)
+    (order_a, lengths_a, rest_a), (order_b, lengths_b, rest_b) = (in_place.prefixes,
+                                                                 copied.prefixes)
+    np.testing.assert_array_equal(lengths_a, lengths_b)
+    np.testing.assert_array_equal(rest_a, rest_b)
+    for row, length in enumerate(lengths_a):  # (past its length a prefix row is not written)
+        np.testing.assert_array_equal(order_a[row, :length], order_b[row, :length])
+    if copied.columns is not None:
+        for a, b in zip(in_place.columns, copied.columns):
+            np.testing.assert_array_equal(a, b)
+    one = bounds.weighted_row_bound(in_place, k, rtol=0.0, max_iter=50)
+    two = bounds.weighted_row_bound(copied, k, rtol=0.0, max_iter=50)
+    assert one.value == two.value
+    D = view.to_dense()
+    words = np.flatnonzero(keep)
+    optimum = max(float(np.linalg.eigvalsh(D[np.ix_(I, I)])[-1])
+                  for I in itertools.combinations(words, k))
+    assert one.value >= optimum * (1 - 1e-12)

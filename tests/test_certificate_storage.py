@@ -282,3 +282,24 @@ def test_columns_of_binary_and_count_matrices_are_exact(threads):
         rows = backend.rows(idx)
         assert backend._is_binary() is is_binary
         assert np.array_equal(rows, (S.T @ S[:, idx]).toarray().T)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.37])
+def test_cached_columns_are_float32_only_when_it_holds_them_exactly(kos_S, scale):
+    """KOS counts: the column cache keeps float32 (integers below 2^24), and every column read
+    back, and every submatrix from the cache, equals the one formed in float64; a weighted S
+    (non-integer values) keeps float64."""
+    S = sp.csr_array(kos_S * scale)
+    backend = backend_module.LocalBackend(S)
+    words = np.array([3, 17, 250, 1024, 4000])
+    fresh = backend.rows(words).T
+    first = backend.columns(words)
+    again = backend.columns(words)  # (from the cache)
+    stored = {backend._columns[j].dtype for j in words.tolist()}
+    assert stored == {np.dtype(np.float32) if scale == 1.0 else np.dtype(np.float64)}
+    assert first.dtype == again.dtype == np.float64
+    np.testing.assert_array_equal(again, fresh)
+    np.testing.assert_array_equal(first, fresh)
+    sub = backend.submatrix(words)
+    assert sub.dtype == np.float64
+    np.testing.assert_allclose(sub, fresh[words], rtol=1e-12)

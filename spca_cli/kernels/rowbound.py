@@ -311,10 +311,12 @@ def _fill_outside(CT, hpos, indptr, rows, values):
                 values[lo + t] = v_old[sort[t]]
 
 
-def restrict_outside_columns(columns, rows, keep):
+def restrict_outside_columns(columns, rows, keep, *, in_place=False):
     """:func:`outside_columns` of a model restricted to the exact rows ``rows`` (old positions,
     in their new order) and the words where ``keep`` is True: the entries of dropped rows and
-    words left out, the rest renumbered, still largest first."""
+    words left out, the rest renumbered, still largest first. ``in_place``: written over the
+    old arrays' memory (each entry moves to a position at or before its own, in order), which
+    are then garbage."""
     indptr, q, values = columns
     keep = np.ascontiguousarray(keep, dtype=np.bool_)
     rows = np.asarray(rows, dtype=np.int64)
@@ -326,10 +328,13 @@ def restrict_outside_columns(columns, rows, keep):
     _count_restricted(indptr, q, new_q, words, counts)
     new_ptr = np.zeros(words.size + 1, dtype=np.int64)
     np.cumsum(counts[:words.size], out=new_ptr[1:])
-    out_q = np.empty(int(new_ptr[-1]), dtype=np.int32)
-    out_v = np.empty(int(new_ptr[-1]), dtype=values.dtype)
+    if in_place:
+        out_q, out_v = q, values
+    else:
+        out_q = np.empty(int(new_ptr[-1]), dtype=np.int32)
+        out_v = np.empty(int(new_ptr[-1]), dtype=values.dtype)
     _fill_restricted(indptr, q, values, new_q, words, new_ptr, out_q, out_v)
-    return new_ptr, out_q, out_v
+    return new_ptr, out_q[:int(new_ptr[-1])], out_v[:int(new_ptr[-1])]
 
 
 @njit(cache=True)
@@ -409,14 +414,35 @@ def _prefix_rows(CT, order, rest):
             order[p, t] = chosen[sort[t]]
 
 
-def gather_rows(CT, rows, columns):
+def gather_rows(CT, rows, columns, *, in_place=False):
     """``CT[rows][:, columns]`` formed row by row into its own array (no (len(rows), n)
-    intermediate): the exact rows of a restricted model."""
+    intermediate): the exact rows of a restricted model.
+
+    ``in_place`` (``rows`` and ``columns`` increasing, CT C-contiguous): written over CT's own
+    memory from its start, which a later read never needs (every entry goes to a position at
+    or before the one it is read from, in the order they are read); CT is then garbage and the
+    result a view of its memory."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    columns = np.ascontiguousarray(columns, dtype=np.int64)
+    if in_place and CT.flags.c_contiguous and CT.size:
+        flat = CT.reshape(-1)
+        if rows.size and columns.size:
+            _gather_rows_in_place(flat, CT.shape[1], rows, columns)
+        return flat[:rows.size * columns.size].reshape(rows.size, columns.size)
     out = np.empty((rows.size, columns.size), dtype=CT.dtype)
     if rows.size and columns.size:
-        _gather_rows(CT, np.ascontiguousarray(rows, dtype=np.int64),
-                     np.ascontiguousarray(columns, dtype=np.int64), out)
+        _gather_rows(CT, rows, columns, out)
     return out
+
+
+@njit(cache=True)
+def _gather_rows_in_place(flat, n, rows, columns):
+    m = columns.shape[0]
+    for q in range(rows.shape[0]):
+        base = rows[q] * n
+        out = q * m
+        for t in range(m):
+            flat[out + t] = flat[base + columns[t]]
 
 
 @njit(cache=True)
