@@ -298,3 +298,38 @@ def test_beats_deflation_on_real_data(fixture, request):
                                                   time_limit=3.0)
     for name, value in baselines.items():
         assert total >= value, (name, total, value)
+
+
+def test_the_sparse_matching_finds_the_assignments_maximum():
+    """The set search's start matches with SciPy's sparse matching (cheap to import), the solver
+    with linear_sum_assignment: on drawn weights, both reach the same maximum with the same
+    words."""
+    from spca_cli.solvers.bipartite import _match
+
+    rng = np.random.default_rng(11)
+    for K, k, u in ((2, 3, 9), (3, 4, 30), (5, 10, 200)):
+        for _ in range(20):
+            w2 = rng.random((u, K)) ** 2
+            words = np.arange(100, 100 + u)
+            (few, value_few), (many, value_many) = (_match(w2, words, k, flag)
+                                                    for flag in (True, False))
+            assert value_few == pytest.approx(value_many, rel=1e-12)
+            assert np.array_equal(np.sort(few.ravel()), np.sort(many.ravel()))
+
+
+def test_a_default_run_does_not_import_scipy_optimize():
+    """scipy.optimize costs 200-300 ms to import; a default run (the set search's start
+    included) never needs it."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    code = ("import sys; from spca_cli.cli import cli\n"
+            "try:\n    cli(['topics', sys.argv[1], '-o', sys.argv[2], '--quiet'])\n"
+            "except SystemExit:\n    pass\n"
+            "print('scipy.optimize' in sys.modules)")
+    sample = REPO / "data_samples" / "docword.kos-sample.txt.gz"
+    out = subprocess.run([sys.executable, "-c", code, str(sample), "/dev/null"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
