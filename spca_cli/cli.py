@@ -840,7 +840,7 @@ def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, 
             time_limit=given["time_limit"], eigensolver=given["eigensolver"],
             solver_options=_solver_options(given["solver"], solver_given),
             min_documents=min_documents, distinctive=distinctive,
-            seconds={"ingest": ingest_seconds}, on_group=on_group)
+            seconds={"ingest": ingest_seconds}, on_group=on_group, jobs=None)
     doc = grouped_to_dict(result, lambda d, corpus: add_documents(d, corpus, n_documents))
     if not quiet:
         for note in doc["notes"]:

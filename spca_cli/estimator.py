@@ -243,12 +243,17 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         self.certified_ratio_ = np.array([t.certified_ratio for t in topics])
         return self
 
-    def fit_groups(self, X, groups, *, min_documents=20):
+    def fit_groups(self, X, groups, *, min_documents=20, n_jobs=None):
         """One fitted estimator per group of the texts ``X``, as ``spca topics --by``: the
         texts read once, each group's topics found on its own documents and words
         (:func:`spca_cli.groups.run_groups`, whose rules apply: groups of fewer than
         ``min_documents`` texts, or with too few words, get none; ``auto``'s groups share one
         fit's proof budget unless ``solver_options`` sets ``budget``).
+
+        ``n_jobs``: processes the groups are solved in (scikit-learn's convention: None is 1,
+        -1 every core this process may use, when the groups are large enough to repay starting
+        them); the same topics either way. A script that asks for more than one runs its work
+        under ``if __name__ == "__main__":`` (each worker imports the script's main module).
 
         Returns
         -------
@@ -272,7 +277,7 @@ class SparseTopics(TransformerMixin, BaseEstimator):
             corpus, by="groups", solver=self.solver, k=self.k, n_components=self.n_components,
             rank=self.rank, deflation=self.deflation, random_state=self.random_state,
             time_limit=self.time_limit, solver_options=self.solver_options,
-            min_documents=min_documents)
+            min_documents=min_documents, jobs=_group_jobs(n_jobs))
         return {g.name: clone(self)._set_fitted(g.corpus, g.result)
                 for g in self.groups_.groups if g.result is not None}
 
@@ -354,3 +359,14 @@ def _read_texts(texts, ingest):
     from spca_cli.corpus.read import read_texts
 
     return read_texts(texts, **ingest)
+
+
+def _group_jobs(n_jobs):
+    """run_groups' ``jobs`` for scikit-learn's ``n_jobs`` (None: 1, -1: every core)."""
+    if n_jobs is None:
+        return 1
+    if n_jobs == -1:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise SpcaParameterError(f"n_jobs must be None, -1 or an int >= 1, got {n_jobs!r}")
+    return int(n_jobs)

@@ -231,7 +231,7 @@ def run_groups(corpus, *, by, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
                time_limit=None, solver_options=None, eigensolver="auto",
                min_documents=DEFAULT_MIN_DOCUMENTS, distinctive=DEFAULT_DISTINCTIVE,
-               seconds=None, on_group=None, jobs=None):
+               seconds=None, on_group=None, jobs=1):
     """The topics of each group of ``corpus`` (a :class:`Corpus` read with ``groups``).
 
     Parameters
@@ -251,10 +251,12 @@ eigensolver
         Timings measured before this call (``{"ingest": 1.2}``).
     on_group : callable(index, count, name), optional
         Called as each group is solved (a progress line).
-    jobs : int, optional
-        Processes the groups are solved in; None: the cores this process may use, when the
-        groups are large enough to repay starting them (see the module's notes). 1 solves
-        them here. Each group's result is the same either way.
+    jobs : int or None, default=1
+        Processes the groups are solved in: 1 solves them here; None: as many as the cores this
+        process may use, when the groups are large enough to repay starting them (see the
+        module's notes; ``spca topics --by`` runs so). Each group's result is the same either
+        way. Worker processes are fresh interpreters that import the caller's main module, so a
+        script that asks for them runs its work under ``if __name__ == "__main__":``.
 
     Returns
     -------
@@ -269,6 +271,9 @@ eigensolver
         raise SpcaParameterError(f"min_documents must be an int >= 1, got {min_documents!r}")
     if not isinstance(distinctive, (int, np.integer)) or distinctive < 0:
         raise SpcaParameterError(f"distinctive must be an int >= 0, got {distinctive!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer))
+                             or jobs < 1):
+        raise SpcaParameterError(f"jobs must be None or an int >= 1, got {jobs!r}")
     solver_options = dict(solver_options or {})
     seconds = dict(seconds or {})
     start = time.perf_counter()

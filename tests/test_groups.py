@@ -284,3 +284,20 @@ def test_a_worker_reports_a_run_that_does_not_fit_as_one_process_does():
         run_groups(corpus, jobs=2, **kwargs)
     assert one.value.param == two.value.param == "solver_options"
     assert str(two.value) == str(one.value)
+
+
+def test_estimator_fits_groups_in_processes_with_the_same_topics():
+    from spca_cli.estimator import SparseTopics
+    from spca_cli.errors import SpcaParameterError
+
+    texts = ["cats dogs fur paws vet", "stocks bonds market trade price",
+             "rain snow wind storm cloud"] * 25
+    labels = ["pets", "money", "weather"] * 25
+    model = SparseTopics(k=3, n_components=1, ingest={"min_count": 1, "keep_duplicates": True})
+    here = model.fit_groups(texts, labels, min_documents=5)
+    apart = model.fit_groups(texts, labels, min_documents=5, n_jobs=2)
+    assert sorted(here) == sorted(apart) == ["money", "pets", "weather"]
+    for name in here:
+        assert here[name].topic_words() == apart[name].topic_words()
+    with pytest.raises(SpcaParameterError, match="n_jobs must be None, -1 or an int >= 1"):
+        model.fit_groups(texts, labels, n_jobs=0)
