@@ -25,6 +25,15 @@ def _parts(message):
     return tuple(message) if isinstance(message, (list, tuple)) else (str(message),)
 
 
+def _rebuilt(cls, args, state):
+    """An :class:`SpcaError` of class ``cls`` with these ``args`` and attributes, made without
+    its constructor (:meth:`SpcaError.__reduce__`)."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
 class SpcaError(Exception):
     """Base class of every error spca reports to a user as one line.
 
@@ -37,6 +46,11 @@ class SpcaError(Exception):
     def __init__(self, message=""):
         self.parts = _parts(message)
         super().__init__("".join(self.parts))
+
+    def __reduce__(self):
+        # pickled as its class, message and attributes, whatever its constructor takes: an
+        # error raised in a worker process (spca topics --by) reaches the parent as itself
+        return _rebuilt, (type(self), self.args, self.__dict__)
 
     @property
     def params(self):

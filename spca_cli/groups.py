@@ -150,15 +150,6 @@ def _solve_here(solved, tasks, jobs, on_group):
         yield _solve_group(outcome.corpus, task)
 
 
-def _in_worker(corpus, task):
-    """:func:`_solve_group` in a worker process; a FitError comes back as its parts (its
-    constructor's arguments are not its ``args``, which pickling needs)."""
-    try:
-        return _solve_group(corpus, task)
-    except FitError as exc:
-        return exc.param, str(exc)
-
-
 def _solve_in_processes(solved, tasks, jobs, on_group):
     """The groups solved by ``jobs`` worker processes, largest first (the last to finish are
     the small ones), results in the groups' order. A worker is a fresh interpreter (spawn):
@@ -173,7 +164,7 @@ def _solve_in_processes(solved, tasks, jobs, on_group):
     results = [None] * len(solved)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
                              initializer=_worker_signals) as pool:
-        futures = {pool.submit(_in_worker, dataclasses.replace(
+        futures = {pool.submit(_solve_group, dataclasses.replace(
                        solved[i].corpus, texts=None, ids=None, times=None, tz_offsets=None),
                        tasks[i]): i for i in order}
         try:
@@ -182,10 +173,7 @@ def _solve_in_processes(solved, tasks, jobs, on_group):
                 if on_group is not None and done < len(solved):
                     # (``index``: the group under way; the one named has just finished)
                     on_group(done + 1, len(solved), solved[i].name)
-                result, refused = future.result()
-                if isinstance(result, str):  # (a FitError's param and message)
-                    raise FitError(result, refused)
-                results[i] = result, refused
+                results[i] = future.result()  # (an error of the group's run is raised)
         except BaseException:
             for future in futures:
                 future.cancel()

@@ -333,3 +333,46 @@ def test_a_default_run_does_not_import_scipy_optimize():
     out = subprocess.run([sys.executable, "-c", code, str(sample), "/dev/null"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-12, 1e-16, 1e-20])
+def test_few_matchings_find_the_maximum_at_any_scale(scale):
+    """The sparse matching's weights are scaled before its offset: weights of any size (w2 is
+    (V c)^2 with V = U L^(1/2)) give the maximum linear_sum_assignment gives."""
+    from spca_cli.solvers.bipartite import _match
+
+    rng = np.random.default_rng(3)
+    w2 = rng.random((24, 3)) ** 2 * scale
+    words = np.arange(24)
+    _, best = _match(w2, words, 2)
+    _, few = _match(w2, words, 2, few=True)
+    assert few == pytest.approx(best, rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_both_matchings_refuse_invalid_weights(bad):
+    from spca_cli.solvers.bipartite import _match
+
+    w2 = np.random.default_rng(0).random((10, 2))
+    w2[3, 1] = bad
+    for few in (False, True):
+        with pytest.raises(ValueError, match="invalid numeric entries"):
+            _match(w2, np.arange(10), 2, few)
+
+
+def test_the_set_search_start_does_not_depend_on_the_matrix_scale():
+    """The same matrix times 1e-18 gets the set search's start of the matrix itself."""
+    from spca_cli.solvers.bipartite import sketch_supports
+    from spca_cli.spectrum import top_eigenpairs
+
+    rng = np.random.default_rng(5)
+    B = rng.standard_normal((40, 6))
+    D = B @ B.T
+    starts = []
+    for scale in (1.0, 1e-18):
+        A = Gram.from_dense(D * scale)
+        eigen = top_eigenpairs(A, 4)
+        found = sketch_supports(A, 4, 3, eigen=eigen, rank=3, samples=16, refine=1,
+                                random_state=0)
+        starts.append(sorted(tuple(sorted(s.tolist())) for s in found))
+    assert starts[1] == starts[0]

@@ -301,3 +301,26 @@ def test_estimator_fits_groups_in_processes_with_the_same_topics():
         assert here[name].topic_words() == apart[name].topic_words()
     with pytest.raises(SpcaParameterError, match="n_jobs must be None, -1 or an int >= 1"):
         model.fit_groups(texts, labels, n_jobs=0)
+
+
+def test_a_bad_solver_option_from_a_worker_is_the_option_error_of_one_process():
+    """An error raised in a worker process (here a solver option run_topics refuses) reaches
+    the caller as itself, with the message one process gives; so does the estimator's."""
+    from spca_cli.estimator import SparseTopics
+    from spca_cli.params import OptionError
+
+    texts = ["cats dogs fur paws vet", "stocks bonds market trade price",
+             "rain snow wind storm cloud"] * 25
+    labels = ["pets", "money", "weather"] * 25
+    corpus = read_texts(texts, groups=labels, min_count=1, keep_duplicates=True)
+    kwargs = dict(by="kind", k=2, n_components=1, min_documents=5, solver="auto",
+                  solver_options={"budget": -1.0})
+    with pytest.raises(OptionError) as one:
+        run_groups(corpus, jobs=1, **kwargs)
+    with pytest.raises(OptionError) as two:
+        run_groups(corpus, jobs=2, **kwargs)
+    assert str(two.value) == str(one.value) and two.value.option == "budget"
+    model = SparseTopics(k=3, n_components=1, solver_options={"budget": -1.0},
+                         ingest={"min_count": 1, "keep_duplicates": True})
+    with pytest.raises(OptionError):
+        model.fit_groups(texts, labels, min_documents=5, n_jobs=2)

@@ -194,3 +194,48 @@ def test_the_topics_solved_again_share_one_topics_proof_budget():
                              "out; a longer proof: --budget 0.4") for note in result.notes)
     for topic in result.components:
         assert topic.upper_bound >= topic.explained_variance * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_largest_entries_are_those_of_a_full_partition(seed):
+    from spca_cli.solvers.setsearch import _largest
+
+    rng = np.random.default_rng(seed)
+    M = np.round(rng.standard_normal((int(rng.integers(1, 30)), int(rng.integers(1, 6)))), 1)
+    M[rng.random(M.shape) < 0.3] = -np.inf
+    count = int(rng.integers(1, 12))
+    found = _largest(M, count)
+    expect = sorted(v for v in np.sort(M.ravel())[::-1][:count] if np.isfinite(v))
+    assert sorted(v for v, _ in found) == expect
+    assert all(M[r, c] == v for v, (r, c) in found)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_coherence_step_takes_the_steps_of_recomputing_every_offer(monkeypatch, seed):
+    """The offers kept between steps give the steps, words and values that recomputing every
+    topic's offer after each step gives (and steps are taken)."""
+    import scipy.sparse as sp
+
+    from spca_cli.solvers import setsearch
+
+    rng = np.random.default_rng(seed)
+    S = sp.csr_array((rng.random((120, 30)) < 0.15).astype(float)
+                     * rng.integers(1, 3, (120, 30)))
+    A = Gram.from_documents(S)
+    words = rng.permutation(30)[:12]
+    supports = [np.sort(words[i * 4:(i + 1) * 4]) for i in range(3)]
+
+    def run(recompute):
+        state = improve_set(A, supports)
+        if recompute:  # every offer dropped after each step
+            monkeypatch.setattr(setsearch._Offer, "would_rank",
+                                lambda self, word, track, cheap: True)
+        steps = setsearch.polish_coherence(state, S, share=0.2)
+        monkeypatch.undo()
+        return steps, [s.tolist() for s in state.supports], state.values
+
+    kept, recomputed = run(False), run(True)
+    assert kept[0] == recomputed[0] and kept[1] == recomputed[1]
+    np.testing.assert_allclose(kept[2], recomputed[2], rtol=1e-12)
+    if seed == 0:
+        assert kept[0] > 0

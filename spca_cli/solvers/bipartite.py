@@ -133,9 +133,14 @@ def _match(w2, words, k, few=False):
         import scipy.sparse as sp
         from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-        # every slot is matched, so adding 1 to every weight (a zero is no edge there) adds
-        # K k to every matching and changes none of the maxima
-        r_ind, c_ind = min_weight_full_bipartite_matching(sp.csr_array(gain + 1.0),
+        if not np.isfinite(gain).all():  # (as linear_sum_assignment refuses them)
+            raise ValueError("matrix contains invalid numeric entries")
+        # a zero is no edge there: every slot is matched, so 1 + gain / max (in [1, 2])
+        # adds K k to every matching, scaled, and changes none of the maxima (the scale
+        # keeps weights of any size above 1's rounding)
+        top = float(gain.max(initial=0.0))
+        weights = 1.0 + (gain / top if top > 0 else gain)
+        r_ind, c_ind = min_weight_full_bipartite_matching(sp.csr_array(weights),
                                                           maximize=True)
     else:
         # imported here: scipy.optimize costs 0.5 s to import, which every CLI start paid for
