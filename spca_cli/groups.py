@@ -151,33 +151,50 @@ def _solve_here(solved, tasks, jobs, on_group):
 
 
 def _solve_in_processes(solved, tasks, jobs, on_group):
-    """The groups solved by ``jobs`` worker processes, largest first (the last to finish are
-    the small ones), results in the groups' order. A worker is a fresh interpreter (spawn):
-    numba's OpenMP threads, which this process has started, do not survive a fork. Each group
-    is sent without its texts, times and ids, which its topics do not use."""
+    """The groups solved by this process and ``jobs - 1`` worker processes, results in the
+    groups' order. The workers take the largest groups first, this process the smallest (it
+    starts at once, while each worker spends about a second starting: a fresh interpreter
+    (spawn: numba's OpenMP threads, which this process has started, do not survive a fork)
+    with numba's kernels loaded from the cache). A group is sent to a worker without its texts,
+    times and ids, which its topics do not use."""
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     from spca_cli.corpus.read import _worker_signals
 
-    order = sorted(range(len(solved)), key=lambda i: -solved[i].corpus.S.nnz)
+    waiting = deque(sorted(range(len(solved)), key=lambda i: -solved[i].corpus.S.nnz))
     results = [None] * len(solved)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
-                             initializer=_worker_signals) as pool:
-        futures = {pool.submit(_solve_group, dataclasses.replace(
-                       solved[i].corpus, texts=None, ids=None, times=None, tz_offsets=None),
-                       tasks[i]): i for i in order}
-        try:
-            for done, future in enumerate(as_completed(futures), 1):
-                i = futures[future]
-                if on_group is not None and done < len(solved):
-                    # (``index``: the group under way; the one named has just finished)
-                    on_group(done + 1, len(solved), solved[i].name)
-                results[i] = future.result()  # (an error of the group's run is raised)
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    finished = 0
+
+    def record(i, result):
+        nonlocal finished
+        results[i] = result
+        finished += 1
+        if on_group is not None and finished < len(solved):
+            # (``index``: the group under way; the one named has just finished)
+            on_group(finished + 1, len(solved), solved[i].name)
+
+    pool = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=mp.get_context("spawn"),
+                               initializer=_worker_signals)
+    running = {}  # future -> group
+    try:
+        while waiting or running:
+            # each worker holds one group and the next, so that it never waits for this one
+            while waiting and len(running) < 2 * (jobs - 1):
+                i = waiting.popleft()
+                running[pool.submit(_solve_group, dataclasses.replace(
+                    solved[i].corpus, texts=None, ids=None, times=None, tz_offsets=None),
+                    tasks[i])] = i
+            for future in [f for f in running if f.done()]:
+                record(running.pop(future), future.result())  # (its error is raised)
+            if waiting:
+                i = waiting.pop()
+                record(i, _solve_group(solved[i].corpus, tasks[i]))
+            elif running:
+                wait(running, return_when=FIRST_COMPLETED)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     yield from results
 
 
