@@ -24,10 +24,10 @@ Rules (docs/output.md, "Topics per group"):
 A group of fewer than :data:`SINGLE_THREAD_NNZ` stored entries is solved on one thread (numba
 and BLAS): on such sizes a thread team's start-up and spin-waits cost more than it saves, and
 on a busy two-core machine a 311-word group's spannogram took 0.8 s on two threads, 0.02 s on
-one. Groups holding :data:`PARALLEL_MIN_NNZ` entries or more in all are solved by one worker
-process per core, largest first (the fortunes' 35 categories: 26.0 s in one process, 13.5 s in
-two on two cores, the same topics); below that, starting the workers (about a second each:
-a fresh interpreter, numba's kernels loaded from the cache) costs more than it saves.
+one. Groups holding :data:`PARALLEL_MIN_NNZ` entries or more in all are solved by this
+process and one worker process per further core (the fortunes' 35 categories: 26.0 s in one
+process, about 9 s on two cores, the same topics); below that, starting a worker (about a
+second: a fresh interpreter, numba's kernels loaded from the cache) costs more than it saves.
 """
 
 from __future__ import annotations
