@@ -504,9 +504,12 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
 
         # what each topic can give up and stay certified: its value above 0.991 of the bound
         # on its view (0.001 of room for the views' change as the others trade words)
+        # (a bound at or below value (1 - share) / floor leaves the share as the limit, so
+        # each certificate stops there: it is not the one reported)
         limits = [0.0 if keep_first and j == 0 else
                   value - COHERENCE_FLOOR * _view_certificate(
-                      A0, _others(chosen.supports, j), k, cert0, value, seconds,
+                      A0, _others(chosen.supports, j), k, cert0,
+                      value * (1.0 - COHERENCE_SHARE) / COHERENCE_FLOOR, seconds,
                       views)[1].bound.value
                   for j, value in enumerate(chosen.values)]
         t = time.perf_counter()
