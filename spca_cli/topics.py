@@ -498,7 +498,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     searched_total = chosen.total
     coherence_steps = 0
     seconds["search"] = time.perf_counter() - t
-    views = {"shared": _bounds.SharedRows(A0)}  # and the other topics' words -> certificate
+    views = _Views(A0, k, cert0, seconds)
     if A0.S is not None:  # (documents in this process: their counts give the coherence)
         from spca_cli.solvers.setsearch import polish_coherence
 
@@ -507,10 +507,9 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
         # (a bound at or below value (1 - share) / floor leaves the share as the limit, so
         # each certificate stops there: it is not the one reported)
         limits = [0.0 if keep_first and j == 0 else
-                  value - COHERENCE_FLOOR * _view_certificate(
-                      A0, _others(chosen.supports, j), k, cert0,
-                      value * (1.0 - COHERENCE_SHARE) / COHERENCE_FLOOR, seconds,
-                      views)[1].bound.value
+                  value - COHERENCE_FLOOR * views.certificate(
+                      _others(chosen.supports, j),
+                      value * (1.0 - COHERENCE_SHARE) / COHERENCE_FLOOR)[1].bound.value
                   for j, value in enumerate(chosen.values)]
         t = time.perf_counter()
         coherence_steps = polish_coherence(chosen, A0.S, share=COHERENCE_SHARE,
@@ -529,7 +528,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
 
     def view_certificate(j, value):
         others = viewed[j] = others_of(j)
-        return _view_certificate(A0, others, k, cert0, value, seconds, views)
+        return views.certificate(others, value)
 
     below = []  # the topics certified below SET_CERTIFIED on their views
     for j in range(n_components):
@@ -559,7 +558,8 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
         again = _solve(spec, view, k, available, certificate, options, seconds)
         if budget is not None:
             budget -= again.info.get("budget_used", 0.0)
-            again.notes = [_shared_budget_note(note, spec, topic_budget) for note in again.notes]
+            again.notes = [_shared_budget_note(note, spec, topic_budget, again)
+                           for note in again.notes]
         bound_list += _certifying_bounds(spec, view, again)
         resolved += 1
         if again.value > out.value * (1.0 + 1e-9):
@@ -603,14 +603,14 @@ def _topic_budget(spec, solver_options):
     return float(inspect.signature(spec.function).parameters["budget"].default)
 
 
-def _shared_budget_note(note, spec, budget):
-    """A topic solved again on its view had a share of the budget the set's topics solved again
-    share: its note names that budget, which is what ``--budget`` sets."""
+def _shared_budget_note(note, spec, budget, out):
+    """A topic solved again on its view (``out``) had a share of the budget the set's topics
+    solved again share: its note names that budget, which is what ``--budget`` sets."""
     if not note.startswith(f"{spec.name}: certified") or "proof budget" not in note:
         return note
-    ratio = note.split()[2]
+    ratio = out.value / min(b for b, _ in out.bounds)
     flag = spec.param("budget").flag
-    return (f"{spec.name}: certified {ratio} on its view (the other topics' words left out) when "
+    return (f"{spec.name}: certified {ratio:.4f} on its view (the other topics' words left out) when "
             f"the proof budget the set's topics share ({budget:.3g} s of work) ran out; a "
             f"longer proof: {flag} {4 * budget:.3g}")
 
@@ -621,19 +621,28 @@ def _others(supports, j):
                                    for i, s in enumerate(supports) if i != j]))
 
 
-def _view_certificate(A0, others, k, cert0, value, seconds, views):
-    """``(view, certificate)``: A0 without the words ``others`` and its row certificate,
-    computed once per view (``views``: the words removed -> the value it was asked to prove
-    and the certificate). The iteration stops once its bound meets the value it is given, so
-    a certificate made for a larger value than ``value`` is made again."""
-    view = A0.remove(others)
-    key = others.tobytes()
-    if key not in views or views[key][0] > value:
-        t = time.perf_counter()
-        views[key] = value, _bounds.row_certificate(view, k, previous=cert0, attained=value,
-                                                    shared=views["shared"])
-        seconds["bounds"] += time.perf_counter() - t
-    return view, views[key][1]
+class _Views:
+    """The views of the set (A0 without the other topics' words) and their row certificates,
+    each computed once: all start from the certificate of A0, and take more exact rows from
+    one model of A0 (:class:`~spca_cli.bounds.SharedRows`)."""
+
+    def __init__(self, A0, k, cert0, seconds):
+        self.A0, self.k, self.cert0, self.seconds = A0, k, cert0, seconds
+        self.shared = _bounds.SharedRows(A0)
+        self.made = {}  # the words removed -> (the value asked to prove, the certificate)
+
+    def certificate(self, others, value):
+        """``(view, certificate)`` of A0 without the words ``others``. The iteration stops
+        once its bound meets the value it is given, so a certificate made for a larger value
+        than ``value`` is made again."""
+        view = self.A0.remove(others)
+        key = others.tobytes()
+        if key not in self.made or self.made[key][0] > value:
+            t = time.perf_counter()
+            self.made[key] = value, _bounds.row_certificate(
+                view, self.k, previous=self.cert0, attained=value, shared=self.shared)
+            self.seconds["bounds"] += time.perf_counter() - t
+        return view, self.made[key][1]
 
 
 def _set_topic(support, value, x):
