@@ -215,6 +215,16 @@ def cli():
     """Topics of a text corpus by sparse PCA, with certified bounds on their quality."""
 
 
+def main():
+    """The ``spca`` command (the console script and ``python -m spca_cli``): :func:`cli` in a
+    process that ends with it (:func:`spca_cli.processes.quick_exit`). Callers that go on after
+    a command (tests, scripts) call :func:`cli` itself."""
+    from spca_cli.processes import quick_exit
+
+    quick_exit()
+    cli()
+
+
 # ---------------------------------------------------------------------- shared options
 class FiniteFloatRange(click.FloatRange):
     """click's FloatRange without inf and nan: no option of spca means anything by them (a time

@@ -161,7 +161,7 @@ def _solve_in_processes(solved, tasks, jobs, on_group):
     from collections import deque
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    from spca_cli.corpus.read import _worker_signals
+    from spca_cli.processes import worker_start
 
     waiting = deque(sorted(range(len(solved)), key=lambda i: -solved[i].corpus.S.nnz))
     results = [None] * len(solved)
@@ -176,7 +176,7 @@ def _solve_in_processes(solved, tasks, jobs, on_group):
             on_group(finished + 1, len(solved), solved[i].name)
 
     pool = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=mp.get_context("spawn"),
-                               initializer=_worker_signals)
+                               initializer=worker_start)
     running = {}  # future -> group
     try:
         while waiting or running:

@@ -32,6 +32,7 @@ from spca_cli.corpus.tokenize import (VocabularyBuilder, apply_weighting, filter
 from spca_cli.corpus.tweets import first_fields, iter_csv, iter_jsonl
 from spca_cli.corpus.uci import read_uci
 from spca_cli.errors import Name, SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
+from spca_cli.processes import worker_start
 
 __all__ = ["read_corpus", "read_texts", "load_input", "detect_format", "FORMATS", "DEFAULTS"]
 
@@ -671,7 +672,7 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     shared = _SharedTexts.create(ranges[-1][1]) if ranges else None
     try:
         with ProcessPoolExecutor(max_workers=min(_n_workers(), len(ranges)),
-                                 mp_context=context, initializer=_worker_signals) as pool:
+                                 mp_context=context, initializer=worker_start) as pool:
             futures = [pool.submit(_read_range, path, kind, analyzer.settings, lo, hi,
                                    text_column, decided, r, languages,
                                    None if shared is None else shared.fd, hashing)
@@ -702,15 +703,6 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     if skipped:
         logger.warning("%s: skipped %d objects without text", path, skipped)
     return results
-
-
-def _worker_signals():
-    """A worker's SIGTERM ends it (the default): the pool ends the others that way when one
-    dies, and a worker forked inside the CLI inherits its handler, which turns SIGTERM into
-    SystemExit, whose exit then waits on a result pipe the pool no longer reads."""
-    import signal
-
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _stream(paths, kind, analyzer, lo, hi, text_column, time_column, progress, languages=(),
