@@ -99,12 +99,13 @@ def _threads(nnz):
         yield
         return
     import numba
-    from threadpoolctl import threadpool_limits
+
+    from spca_cli.threads import one_blas_thread
 
     previous = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        with threadpool_limits(1, user_api="blas"):
+        with one_blas_thread():
             yield
     finally:
         numba.set_num_threads(previous)

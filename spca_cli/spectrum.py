@@ -66,10 +66,10 @@ import warnings
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
-from threadpoolctl import threadpool_limits
 
 from spca_cli.errors import ConvergenceWarning
 from spca_cli.seeds import random_state_of
+from spca_cli.threads import one_blas_thread
 
 __all__ = ["Eigen", "top_eigenpairs", "single_call_method", "low_rank_factor", "DENSE_LIMIT",
            "METHODS", "TOPICS_TOL", "CANDIDATE_TOL", "TAIL_TOL",
@@ -383,7 +383,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     # the small dense steps (Gram-Schmidt, Cholesky, eigh of a 100 x 100 matrix) run on one BLAS
     # thread: two threads gain nothing at this size, and on a busy machine their spin-waits
     # made a 100 x 100 eigh take 0.1 s instead of 1 ms
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         run = _block_krylov(A.matmat, n, p, rng=rng, tol=tol, start=start, basis=basis,
                             probe=_PROBE_PRODUCTS if basis is not None and not carried else 0)
     if not run.converged:
@@ -459,7 +459,7 @@ def _coordinate_start(A, words, p):
     # one BLAS thread, as for every small dense step here: on a busy machine two threads
     # spin-waiting for each other took this 256 x 256 eigh 0.65 s of CPU (airline tweets, KOS)
     # where one takes 5 ms
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         theta, Y = _leading_eigh(0.5 * (T + T.T), top)
         theta, Y = theta[::-1], Y[:, ::-1]
         count = min(words.size, max(2 * b, _cluster_width(theta, p, b, A.n)))
@@ -518,7 +518,7 @@ def _zero(A, p):
 def _dense(A, p):
     n = A.n
     # one BLAS thread: two spin-wait for each other on busy cores (table above)
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         # eigh returns ascending eigenvalues; we keep the top p and reverse them to largest first
         vals, vecs = _leading_eigh(A.to_dense(), p)
     vals, vecs = vals[::-1], _sign_fix(np.ascontiguousarray(vecs[:, ::-1]))
@@ -1042,7 +1042,7 @@ def leading_eigenvalues(A, top):
     if ((top > ALL_EIGENVALUES_SHARE * n or order <= ALL_EIGENVALUES_WORDS)
             and memory_exceeded(dense_matrix_bytes(order, 3)) is None):
         # one BLAS thread: two spin-wait for each other on busy cores (see _dense)
-        with threadpool_limits(1, user_api="blas"):
+        with one_blas_thread():
             dense = A.to_dense() if order == n else (S @ S.T).toarray()
             values = scipy.linalg.eigvalsh(dense, overwrite_a=True, check_finite=False)
         values = np.concatenate([values[::-1], np.zeros(n - order)])

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from spca_cli.corpus.core import input_gram
 from spca_cli.errors import SpcaInputError, SpcaParameterError
 from spca_cli.generate import (MatrixData, empirical_covariance, spiked_covariance, spiked_samples,
                                zipf_corpus)
 from spca_cli.report import to_dict
+from spca_cli.threads import one_blas_thread
 from spca_cli.topics import run_topics
 
 from spca_cli.reproduce.config import _ingest_keys
@@ -117,7 +117,7 @@ def _table(title, columns, rows, note=None):
 
 
 def _recovery(config, progress):
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         # every product here is on a small dense matrix (500 x 500), where one BLAS thread is
         # fastest; a multi-threaded BLAS on busy shared cores was measured 10-40x slower here
         return _recovery_trials(config, progress)

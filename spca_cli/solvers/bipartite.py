@@ -26,6 +26,7 @@ What this module adds to the paper:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import os
@@ -35,7 +36,6 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
 from spca_cli.bounds import total_bounds
 from spca_cli.errors import SpcaParameterError
@@ -43,6 +43,7 @@ from spca_cli.seeds import random_state_of
 from spca_cli.solvers._base import (ConvergenceWarning, JointOutput, check_float, check_int,
                                     check_k, finish_component, leading_eigvec)
 from spca_cli.spectrum import low_rank_factor, top_eigenpairs
+from spca_cli.threads import one_blas_thread
 
 __all__ = ["bipartite", "match_supports", "DEFAULT_SAMPLES"]
 
@@ -303,7 +304,8 @@ def _sample(prob, V, r, K, samples, refine, n_jobs, rng, deadline):
     # Every BLAS call here is tiny (inner dimension r): OpenBLAS's own threads only add
     # overhead, and on a busy machine made the (B K x r) @ (r x m) product ~40x slower; the
     # parallelism is ours (threads over chunks), so BLAS runs single-threaded meanwhile.
-    blas = threadpool_limits(limits=1, user_api="blas")
+    blas = contextlib.ExitStack()
+    blas.enter_context(one_blas_thread())
     try:
         while (submitted < n_chunks and not timed_out) or pending:
             # keep a few chunks in flight; C is drawn here, in chunk order, from the one rng
@@ -341,7 +343,7 @@ def _sample(prob, V, r, K, samples, refine, n_jobs, rng, deadline):
     finally:
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
-        blas.restore_original_limits()
+        blas.close()
     return {"best": best, "supports": best_supports, "done": done, "fallbacks": fallbacks,
             "sketch": sketch, "refined": refined}
 
