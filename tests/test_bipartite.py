@@ -300,21 +300,46 @@ def test_beats_deflation_on_real_data(fixture, request):
         assert total >= value, (name, total, value)
 
 
-def test_the_sparse_matching_finds_the_assignments_maximum():
-    """The set search's start matches with SciPy's sparse matching (cheap to import), the solver
-    with linear_sum_assignment: on drawn weights, both reach the same maximum with the same
-    words."""
+def _assignment_value(w2, k):
+    """The maximum by linear_sum_assignment on the K k slot columns."""
+    gain = np.repeat(w2, k, axis=1)
+    r, c = linear_sum_assignment(gain, maximize=True)
+    return gain[r, c].sum()
+
+
+def _drawn_weights(rng, kind, u, K):
+    if kind == "uniform":
+        return rng.random((u, K)) ** 2
+    if kind == "ties":  # few distinct values: many maxima
+        return rng.integers(0, 4, (u, K)).astype(float)
+    if kind == "equal columns":  # every group wants the same words
+        return np.square(rng.standard_normal((u, 1))) @ np.ones((1, K))
+    return np.square(rng.standard_normal((u, K))) * 10.0 ** rng.integers(-8, 9)  # any scale
+
+
+@pytest.mark.parametrize("kind", ["uniform", "ties", "equal columns", "scaled"])
+def test_the_matching_finds_linear_sum_assignments_maximum(kind):
+    """The matching kernel (longest augmenting paths over the K groups) reaches the maximum
+    SciPy's linear_sum_assignment finds on the K k slot columns, with every group full and no
+    word twice; without ties (continuous weights) the very same words."""
     from spca_cli.solvers.bipartite import _match
 
     rng = np.random.default_rng(11)
-    for K, k, u in ((2, 3, 9), (3, 4, 30), (5, 10, 200)):
-        for _ in range(20):
-            w2 = rng.random((u, K)) ** 2
-            words = np.arange(100, 100 + u)
-            (few, value_few), (many, value_many) = (_match(w2, words, k, flag)
-                                                    for flag in (True, False))
-            assert value_few == pytest.approx(value_many, rel=1e-12)
-            assert np.array_equal(np.sort(few.ravel()), np.sort(many.ravel()))
+    for _ in range(150):
+        K, k = int(rng.integers(1, 7)), int(rng.integers(1, 11))
+        u = K * k + int(rng.integers(0, 40))
+        w2 = _drawn_weights(rng, kind, u, K)
+        words = np.arange(100, 100 + u)
+        supports, value = _match(w2, words, k)
+        assert supports.shape == (K, k)
+        assert np.unique(supports).size == K * k  # disjoint
+        rows = supports - 100
+        assert value == pytest.approx(sum(w2[rows[g], g].sum() for g in range(K)), rel=1e-12)
+        assert value == pytest.approx(_assignment_value(w2, k), rel=1e-12, abs=0)
+        if kind == "uniform":
+            gain = np.repeat(w2, k, axis=1)
+            r, c = linear_sum_assignment(gain, maximize=True)
+            assert np.array_equal(np.sort(supports.ravel()), np.sort(words[r]))
 
 
 def test_a_default_run_does_not_import_scipy_optimize():
@@ -335,29 +360,26 @@ def test_a_default_run_does_not_import_scipy_optimize():
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
 
 
-@pytest.mark.parametrize("scale", [1.0, 1e-12, 1e-16, 1e-20])
-def test_few_matchings_find_the_maximum_at_any_scale(scale):
-    """The sparse matching's weights are scaled before its offset: weights of any size (w2 is
+@pytest.mark.parametrize("scale", [1.0, 1e-12, 1e-16, 1e-20, 1e12])
+def test_matchings_find_the_maximum_at_any_scale(scale):
+    """The kernel's rounding test is relative to the weights: weights of any size (w2 is
     (V c)^2 with V = U L^(1/2)) give the maximum linear_sum_assignment gives."""
     from spca_cli.solvers.bipartite import _match
 
     rng = np.random.default_rng(3)
     w2 = rng.random((24, 3)) ** 2 * scale
-    words = np.arange(24)
-    _, best = _match(w2, words, 2)
-    _, few = _match(w2, words, 2, few=True)
-    assert few == pytest.approx(best, rel=1e-9, abs=0)
+    _, value = _match(w2, np.arange(24), 2)
+    assert value == pytest.approx(_assignment_value(w2, 2), rel=1e-9, abs=0)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_both_matchings_refuse_invalid_weights(bad):
+def test_the_matching_refuses_invalid_weights(bad):
     from spca_cli.solvers.bipartite import _match
 
     w2 = np.random.default_rng(0).random((10, 2))
     w2[3, 1] = bad
-    for few in (False, True):
-        with pytest.raises(ValueError, match="invalid numeric entries"):
-            _match(w2, np.arange(10), 2, few)
+    with pytest.raises(ValueError, match="invalid numeric entries"):
+        _match(w2, np.arange(10), 2)
 
 
 def test_the_set_search_start_does_not_depend_on_the_matrix_scale():
