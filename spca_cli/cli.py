@@ -134,8 +134,27 @@ def sigterm_as_exit():
         return
     try:
         yield
+    except SystemError as exc:
+        # a signal's exception raised while numba ran Python code inside a compiled call (it
+        # unpickles constants at a kernel's first call): numba reports a SystemError caused by
+        # it, which would have been a traceback; the exit (or Ctrl-C) is what happened
+        cause = _signal_exception(exc)
+        if cause is None:
+            raise
+        raise cause from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _signal_exception(exc):
+    """The SystemExit or KeyboardInterrupt among the causes of ``exc``, or None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _stdout_reader_gone():

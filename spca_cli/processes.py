@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import os
 import signal
 
 __all__ = ["quick_exit", "worker_start"]
@@ -33,7 +34,15 @@ def quick_exit():
 def worker_start():
     """A worker's SIGTERM ends it (the default): the pool ends the others that way when one
     dies, and a worker forked inside the CLI inherits its handler, which turns SIGTERM into
-    SystemExit, whose exit then waits on a result pipe the pool no longer reads. A spawned
-    worker ends quickly (:func:`quick_exit`; a forked one leaves by ``os._exit``)."""
+    SystemExit, whose exit then waits on a result pipe the pool no longer reads. Ctrl-C (SIGINT
+    to the terminal's whole process group) ends a worker at once and without a word: the
+    process that started it reports the interruption (a worker's KeyboardInterrupt printed its
+    traceback under the command's "Aborted!"). A spawned worker ends quickly
+    (:func:`quick_exit`; a forked one leaves by ``os._exit``)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, _interrupted)
     quick_exit()
+
+
+def _interrupted(signum, _frame):
+    os._exit(128 + signum)

@@ -151,3 +151,45 @@ def test_the_next_distributed_ingest_removes_the_block_folder_of_a_killed_one(tm
     assert result.exit_code == 0, result.output
     assert entries(tmp_path, ".spca-") == [live.name]
     assert (out / "spca-corpus.json").is_file()
+
+
+# ---------------------------------------------------------------------- signals and workers
+def test_sigterm_inside_a_compiled_call_is_the_exit_not_a_system_error():
+    """numba runs Python code inside a compiled call (it unpickles a kernel's constants at its
+    first call): SIGTERM's SystemExit raised there comes back as a SystemError caused by it;
+    the command exits 143 as for SIGTERM anywhere else."""
+    from spca_cli.cli import sigterm_as_exit
+
+    with pytest.raises(SystemExit) as stopped:
+        with sigterm_as_exit():
+            try:
+                raise SystemExit(143)
+            except SystemExit as exc:
+                raise SystemError("CPUDispatcher(...) returned a result with an exception "
+                                  "set") from exc
+    assert stopped.value.code == 143
+    with pytest.raises(SystemError):  # (any other SystemError is not ours to change)
+        with sigterm_as_exit():
+            raise SystemError("something else")
+
+
+def test_ctrl_c_ends_a_worker_without_a_word():
+    """Ctrl-C reaches every process of the terminal's group: a worker (spca topics --by, a
+    parallel read) ends at once and prints nothing; the parent reports the interruption."""
+    code = (
+        "import os, signal, sys\n"
+        "import multiprocessing as mp\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from concurrent.futures.process import BrokenProcessPool\n"
+        "from spca_cli.processes import worker_start\n"
+        "if __name__ == '__main__':\n"
+        "    with ProcessPoolExecutor(1, mp_context=mp.get_context('spawn'),\n"
+        "                             initializer=worker_start) as pool:\n"
+        "        try:\n"
+        "            pool.submit(signal.raise_signal, signal.SIGINT).result()\n"
+        "        except BrokenProcessPool:\n"
+        "            print('worker ended')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "worker ended"
+    assert out.stderr == ""
