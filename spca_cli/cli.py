@@ -847,29 +847,33 @@ def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, 
     (:func:`spca_cli.groups.run_groups`) and the distinctive words."""
     from spca_cli.corpus import MatrixInput
     from spca_cli.documents import add_documents
-    from spca_cli.groups import run_groups
+    from spca_cli.groups import EARLY_WORKERS_BYTES, GroupWorkers, run_groups
     from spca_cli.report import GROUP, GROUPS, grouped_to_dict, render_grouped
 
     start = time.perf_counter()
-    data = load_from_options(inputs, labels=labels, quiet=quiet, groups=groups, **kwargs)
-    if isinstance(data, MatrixInput):  # (load_input refuses --by on a matrix first)
-        raise SpcaParameterError(f"--by needs documents; {data.path} is a matrix")
-    ingest_seconds = time.perf_counter() - start
     given = dict(topic_kwargs)
     solver_given = {param.name: given.pop(param.name) for param in _solver_params()}
-    with task_progress(quiet=quiet) as progress:
-        def on_group(index, count, name):
-            if progress is not None:
-                progress(f"Topics of {name}", index - 1, count)
+    # a large input's groups are solved in several processes: they start while it is read
+    early = sum(_size_of(path) for path in inputs) >= EARLY_WORKERS_BYTES
+    with GroupWorkers(None if early else 0) as workers:
+        data = load_from_options(inputs, labels=labels, quiet=quiet, groups=groups, **kwargs)
+        if isinstance(data, MatrixInput):  # (load_input refuses --by on a matrix first)
+            raise SpcaParameterError(f"--by needs documents; {data.path} is a matrix")
+        ingest_seconds = time.perf_counter() - start
+        with task_progress(quiet=quiet) as progress:
+            def on_group(index, count, name):
+                if progress is not None:
+                    progress(f"Topics of {name}", index - 1, count)
 
-        result = run_groups(
-            data, by=groups, solver=given["solver"], k=given["k"],
-            n_components=given["components"], rank=given["rank"],
-            deflation=given["deflation"], random_state=given["seed"],
-            time_limit=given["time_limit"], eigensolver=given["eigensolver"],
-            solver_options=_solver_options(given["solver"], solver_given),
-            min_documents=min_documents, distinctive=distinctive,
-            seconds={"ingest": ingest_seconds}, on_group=on_group, jobs=None)
+            result = run_groups(
+                data, by=groups, solver=given["solver"], k=given["k"],
+                n_components=given["components"], rank=given["rank"],
+                deflation=given["deflation"], random_state=given["seed"],
+                time_limit=given["time_limit"], eigensolver=given["eigensolver"],
+                solver_options=_solver_options(given["solver"], solver_given),
+                min_documents=min_documents, distinctive=distinctive,
+                seconds={"ingest": ingest_seconds}, on_group=on_group, jobs=None,
+                workers=workers)
     doc = grouped_to_dict(result, lambda d, corpus: add_documents(d, corpus, n_documents))
     if not quiet:
         for note in doc["notes"]:
@@ -880,6 +884,14 @@ def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, 
     width = (shutil.get_terminal_size((100, 24)).columns
              if output is None and sys.stdout.isatty() else None)
     _write_outputs(render_grouped(doc, output_format, width=width), output)
+
+
+def _size_of(path):
+    """A file's size in bytes (0 for one that cannot be read: the read says why)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 #: The output format a ``-o`` file's extension asks for when ``--format`` is not given: a user

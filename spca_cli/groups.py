@@ -28,6 +28,8 @@ one. Groups holding :data:`PARALLEL_MIN_NNZ` entries or more in all are solved b
 process and one worker process per further core (the fortunes' 35 categories: 26.0 s in one
 process, about 9 s on two cores, the same topics); below that, starting a worker (about a
 second: a fresh interpreter, numba's kernels loaded from the cache) costs more than it saves.
+The command line starts the workers before it reads an input of :data:`EARLY_WORKERS_BYTES`
+or more (:class:`GroupWorkers`), so that their start overlaps the read.
 """
 
 from __future__ import annotations
@@ -42,11 +44,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from spca_cli.corpus.core import Corpus
-from spca_cli.errors import SpcaParameterError
+from spca_cli.errors import SpcaError, SpcaParameterError
 from spca_cli.params import DEFAULTS, FitError, resolve_deflation
 from spca_cli.solvers.registry import solver_spec
 
-__all__ = ["GroupOutcome", "GroupedResult", "run_groups", "group_name", "NO_GROUP",
+__all__ = ["GroupOutcome", "GroupedResult", "GroupWorkers", "run_groups", "group_name", "NO_GROUP",
            "DEFAULT_MIN_DOCUMENTS", "DEFAULT_DISTINCTIVE", "SINGLE_THREAD_NNZ"]
 
 #: the name of the group of documents with an empty value
@@ -59,6 +61,10 @@ DEFAULT_DISTINCTIVE = 5
 SINGLE_THREAD_NNZ = 1 << 20
 #: groups holding fewer stored entries in all are solved in this process (see the module's notes)
 PARALLEL_MIN_NNZ = 50_000
+#: ``spca topics --by`` starts its workers before reading inputs of this many bytes or more
+#: (:class:`GroupWorkers`; every real corpus with groups in the tests and benchmarks holds far
+#: more than :data:`PARALLEL_MIN_NNZ` entries from 1 MB on)
+EARLY_WORKERS_BYTES = 1 << 20
 
 
 def group_name(value):
@@ -119,10 +125,7 @@ def _jobs(jobs, solved, random_state):
     if isinstance(random_state, np.random.RandomState):
         return 1
     if jobs is None:
-        try:
-            jobs = len(os.sched_getaffinity(0))
-        except AttributeError:  # (not on every platform)
-            jobs = os.cpu_count() or 1
+        jobs = _cores()
         if sum(o.corpus.S.nnz for o in solved) < PARALLEL_MIN_NNZ:
             return 1
     return max(1, min(int(jobs), len(solved)))
@@ -143,7 +146,7 @@ def _solve_group(corpus, task):
         return None, str(exc)
 
 
-def _solve_here(solved, tasks, jobs, on_group):
+def _solve_here(solved, tasks, on_group):
     """Each group in this process, in order."""
     for index, (outcome, task) in enumerate(zip(solved, tasks), 1):
         if on_group is not None:
@@ -151,18 +154,77 @@ def _solve_here(solved, tasks, jobs, on_group):
         yield _solve_group(outcome.corpus, task)
 
 
-def _solve_in_processes(solved, tasks, jobs, on_group):
-    """The groups solved by this process and ``jobs - 1`` worker processes, results in the
-    groups' order. The workers take the largest groups first, this process the smallest (it
-    starts at once, while each worker spends about a second starting: a fresh interpreter
-    (spawn: numba's OpenMP threads, which this process has started, do not survive a fork)
-    with numba's kernels loaded from the cache). A group is sent to a worker without its texts,
-    times and ids, which its topics do not use."""
-    import multiprocessing as mp
-    from collections import deque
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+def _cores():
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on every platform)
+        return os.cpu_count() or 1
 
-    from spca_cli.processes import worker_start
+
+def _warm_up():
+    """A worker's first task: the pipeline's modules imported and its kernels loaded from
+    numba's cache, on a run over a small drawn corpus (about 1 s that the first group solved
+    in a fresh worker took more than the same group solved again)."""
+    from spca_cli.topics import run_topics
+
+    rng = np.random.default_rng(0)
+    S = sp.csr_array((rng.random((60, 40)) < 0.2).astype(np.float64))
+    S.data[:] = 1.0
+    with _threads(S.nnz):
+        run_topics(Corpus(S=S, vocabulary=np.array([f"w{j}" for j in range(40)],
+                                                   dtype=object)), k=3, n_components=2)
+
+
+class GroupWorkers:
+    """The worker processes of :func:`run_groups`: one per core but one (this process solves
+    groups too), spawned (numba's OpenMP threads, which this process may have started, do not
+    survive a fork) and warmed up (:func:`_warm_up`) from the moment this is made. Made before
+    the corpus is read (``spca topics --by`` does so for inputs of
+    :data:`EARLY_WORKERS_BYTES` or more), their start overlaps the read instead of delaying the
+    first groups. A context manager: its end waits for the workers to end.
+
+    Parameters
+    ----------
+    processes : int, optional
+        Workers (default: the cores this process may use, minus one); 0 starts none.
+    """
+
+    def __init__(self, processes=None):
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        from spca_cli.processes import worker_start
+
+        self.processes = max(0, _cores() - 1 if processes is None else int(processes))
+        self.pool = None
+        if self.processes:
+            self.pool = ProcessPoolExecutor(max_workers=self.processes,
+                                            mp_context=mp.get_context("spawn"),
+                                            initializer=worker_start)
+            for _ in range(self.processes):
+                self.pool.submit(_warm_up)
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _solve_in_processes(solved, tasks, workers, on_group):
+    """The groups solved by this process and the ``workers`` (:class:`GroupWorkers`), results
+    in the groups' order. The workers take the largest groups first, this process the smallest
+    (it starts at once, while a worker may still be starting). A group is sent to a worker
+    without its texts, times and ids, which its topics do not use."""
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     waiting = deque(sorted(range(len(solved)), key=lambda i: -solved[i].corpus.S.nnz))
     results = [None] * len(solved)
@@ -176,15 +238,13 @@ def _solve_in_processes(solved, tasks, jobs, on_group):
             # (``index``: the group under way; the one named has just finished)
             on_group(finished + 1, len(solved), solved[i].name)
 
-    pool = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=mp.get_context("spawn"),
-                               initializer=worker_start)
     running = {}  # future -> group
     try:
         while waiting or running:
             # each worker holds one group and the next, so that it never waits for this one
-            while waiting and len(running) < 2 * (jobs - 1):
+            while waiting and len(running) < 2 * workers.processes:
                 i = waiting.popleft()
-                running[pool.submit(_solve_group, dataclasses.replace(
+                running[workers.pool.submit(_solve_group, dataclasses.replace(
                     solved[i].corpus, texts=None, ids=None, times=None, tz_offsets=None),
                     tasks[i])] = i
             for future in [f for f in running if f.done()]:
@@ -194,9 +254,14 @@ def _solve_in_processes(solved, tasks, jobs, on_group):
                 record(i, _solve_group(solved[i].corpus, tasks[i]))
             elif running:
                 wait(running, return_when=FIRST_COMPLETED)
+    except BrokenProcessPool:
+        # (a worker killed: by the system out of memory, or by hand)
+        raise SpcaError("a worker process solving the groups ended abruptly (killed, or out "
+                        "of memory?)") from None
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    yield from results
+        for future in running:
+            future.cancel()
+    return results
 
 
 def _group_rows(values):
@@ -237,7 +302,7 @@ def run_groups(corpus, *, by, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
                time_limit=None, solver_options=None, eigensolver="auto",
                min_documents=DEFAULT_MIN_DOCUMENTS, distinctive=DEFAULT_DISTINCTIVE,
-               seconds=None, on_group=None, jobs=1):
+               seconds=None, on_group=None, jobs=1, workers=None):
     """The topics of each group of ``corpus`` (a :class:`Corpus` read with ``groups``).
 
     Parameters
@@ -263,6 +328,9 @@ eigensolver
         module's notes; ``spca topics --by`` runs so). Each group's result is the same either
         way. Worker processes are fresh interpreters that import the caller's main module, so a
         script that asks for them runs its work under ``if __name__ == "__main__":``.
+    workers : GroupWorkers, optional
+        Worker processes started before (while the corpus was read), used instead of new ones
+        when more than one process is worth it (``jobs``); the caller ends them.
 
     Returns
     -------
@@ -320,8 +388,14 @@ eigensolver
                           time_limit=time_limit, solver_options=options,
                           eigensolver=eigensolver))
     jobs = _jobs(jobs, solved, random_state)
-    solve = _solve_in_processes if jobs > 1 else _solve_here
-    for outcome, (result, refused) in zip(solved, solve(solved, tasks, jobs, on_group)):
+    if jobs == 1:
+        results = list(_solve_here(solved, tasks, on_group))
+    elif workers is not None and workers.processes:
+        results = _solve_in_processes(solved, tasks, workers, on_group)
+    else:
+        with GroupWorkers(jobs - 1) as own:
+            results = _solve_in_processes(solved, tasks, own, on_group)
+    for outcome, (result, refused) in zip(solved, results):
         outcome.result, outcome.not_solved = result, refused
     _add_distinctive(corpus, [o for o, _ in outcomes])
     seconds["groups"] = time.perf_counter() - start

@@ -324,3 +324,43 @@ def test_a_bad_solver_option_from_a_worker_is_the_option_error_of_one_process():
                          ingest={"min_count": 1, "keep_duplicates": True})
     with pytest.raises(OptionError):
         model.fit_groups(texts, labels, min_documents=5, n_jobs=2)
+
+
+def test_workers_started_before_the_read_give_the_topics_of_one_process():
+    """GroupWorkers made before the corpus is read (as spca topics --by does for a large
+    input) solve the groups they are given: the same topics and bounds as one process."""
+    from spca_cli.groups import GroupWorkers
+
+    texts = ["cats dogs fur paws vet", "stocks bonds market trade price",
+             "rain snow wind storm cloud"] * 25
+    corpus = read_texts(texts, groups=["pets", "money", "weather"] * 25, min_count=1,
+                        keep_duplicates=True)
+    kwargs = dict(by="kind", k=3, n_components=1, min_documents=5)
+    here = run_groups(corpus, jobs=1, **kwargs)
+    with GroupWorkers(1) as workers:
+        apart = run_groups(corpus, jobs=2, workers=workers, **kwargs)
+    assert workers.pool is None  # (ended with the block)
+    for a, b in zip(here.groups, apart.groups):
+        assert a.result.components[0].words == b.result.components[0].words
+        assert b.result.components[0].upper_bound == pytest.approx(
+            a.result.components[0].upper_bound, rel=1e-12)
+
+
+def test_a_killed_worker_is_one_error_not_a_traceback():
+    """A worker that dies (killed by hand or by the system out of memory) ends the run with
+    spca's error, which the CLI prints as one line."""
+    import os
+
+    from spca_cli.errors import SpcaError
+    from spca_cli.groups import GroupWorkers
+
+    texts = ["cats dogs fur paws vet", "stocks bonds market trade price",
+             "rain snow wind storm cloud"] * 25
+    corpus = read_texts(texts, groups=["pets", "money", "weather"] * 25, min_count=1,
+                        keep_duplicates=True)
+    with GroupWorkers(1) as workers:
+        workers.pool.submit(os._exit, 9)  # (the worker ends without a word, as when killed)
+        with pytest.raises(SpcaError, match="a worker process solving the groups ended "
+                                            r"abruptly \(killed, or out of memory\?\)"):
+            run_groups(corpus, by="kind", k=3, n_components=1, min_documents=5, jobs=2,
+                       workers=workers)
