@@ -339,7 +339,13 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None):
     words = survivors.words
     if forced is not None and not np.isin(forced, words).all():
         words, weights = np.union1d(words, forced), None
-    A_sub = A.submatrix(words)
+    if survivors.is_exact and words.size == survivors.size and A.is_nonnegative():
+        # the model's exact rows are |A'| on these words, which is A' itself on a nonnegative
+        # view: no pass over the documents (150 submatrices of the fortunes' groups took 0.8 s)
+        A_sub = survivors.dense()
+        A_sub = 0.5 * (A_sub + A_sub.T)  # (rows formed as columns of A' may differ by rounding)
+    else:
+        A_sub = A.submatrix(words)
     B = np.abs(A_sub)
     m = words.size
     start = weighted_row_bound(RowModel(np.arange(m), np.diag(A_sub).copy(),
