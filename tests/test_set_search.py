@@ -125,6 +125,55 @@ def test_the_set_explains_more_than_one_topic_at_a_time_on_the_kos_sample(sample
     assert joint.total_bound.value >= joint.total_explained_variance
 
 
+def _searches_of_the_best_single_topic(monkeypatch):
+    """Record the work each proof search of the best single topic was given (auto's searches
+    whose incumbent is not a topic of the set)."""
+    import spca_cli.solvers.exact as exact
+
+    given = []
+    original = exact.search
+
+    def search(A, k, incumbent, **kwargs):
+        if incumbent.info.get("found_by") != "set search":
+            given.append(kwargs.get("work_units"))
+        return original(A, k, incumbent, **kwargs)
+
+    monkeypatch.setattr(exact, "search", search)
+    return given
+
+
+def test_the_best_single_topic_is_proved_only_when_the_set_holds_it(monkeypatch):
+    """The KOS sample's set does not hold its best single topic: no budget is spent proving
+    it. Made to hold it (KEEP_FIRST_SLACK 1), its topic 1 is proved with the whole budget, as
+    remove deflation's first topic is: the same words, bound, proof and work."""
+    import spca_cli.topics as topics
+    from spca_cli.corpus import load_input
+    from spca_cli.solvers.exact import AUTO_BUDGET, WORK_PER_SECOND
+
+    corpus = load_input(str(SAMPLE))
+    given = _searches_of_the_best_single_topic(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        free = run_topics(corpus)
+    assert free.set_search["best_topic_kept"] is False
+    assert given == [0.0]  # (the certificate's bound only: no screening, no branch and bound)
+    monkeypatch.setattr(topics, "KEEP_FIRST_SLACK", 1.0)
+    given.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        held = run_topics(corpus)
+        remove = run_topics(corpus, deflation="remove")
+    assert held.set_search["best_topic_kept"] is True
+    assert given[:2] == [0.0, AUTO_BUDGET * WORK_PER_SECOND]
+    first, alone = held.components[0], remove.components[0]
+    assert first.words == alone.words
+    assert first.explained_variance == pytest.approx(alone.explained_variance, rel=1e-12)
+    assert first.upper_bound == pytest.approx(alone.upper_bound, rel=1e-12)
+    assert first.exact == alone.exact
+    assert first.info["budget_used"] == pytest.approx(alone.info["budget_used"], rel=1e-12)
+    assert first.info["found_by"] == alone.info["found_by"]
+
+
 def test_the_coherence_step_raises_npmi_within_its_share_of_each_topic():
     """On the KOS sample's set: the mean NPMI (as spca_cli.coherence computes it) rises, each
     topic keeps at least 99.5% of its variance, the words stay disjoint, and the vectorised NPMI
