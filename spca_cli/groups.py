@@ -182,7 +182,9 @@ class GroupWorkers:
     survive a fork) and warmed up (:func:`_warm_up`) from the moment this is made. Made before
     the corpus is read (``spca topics --by`` does so for inputs of
     :data:`EARLY_WORKERS_BYTES` or more), their start overlaps the read instead of delaying the
-    first groups. A context manager: its end waits for the workers to end.
+    first groups. A context manager: its end waits for the workers to end, except when an
+    error ends it: the workers are then stopped at once (a missing column took 2.3 s to report,
+    the workers' start and warm-up, instead of 0.7 s).
 
     Parameters
     ----------
@@ -198,23 +200,31 @@ class GroupWorkers:
 
         self.processes = max(0, _cores() - 1 if processes is None else int(processes))
         self.pool = None
+        self._started = []  # the worker processes (started by the submits, spawn context)
         if self.processes:
+            before = set(mp.active_children())
             self.pool = ProcessPoolExecutor(max_workers=self.processes,
                                             mp_context=mp.get_context("spawn"),
                                             initializer=worker_start)
             for _ in range(self.processes):
                 self.pool.submit(_warm_up)
+            self._started = [p for p in mp.active_children() if p not in before]
 
-    def close(self):
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+    def close(self, *, stop=False):
+        """End the workers: when their work is done, or (``stop``) at once."""
+        if self.pool is None:
+            return
+        if stop:
+            for process in self._started:
+                process.kill()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool = None
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, exc, traceback):
+        self.close(stop=exc_type is not None)
 
 
 def _solve_in_processes(solved, tasks, workers, on_group):

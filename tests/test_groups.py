@@ -364,3 +364,19 @@ def test_a_killed_worker_is_one_error_not_a_traceback():
                                             r"abruptly \(killed, or out of memory\?\)"):
             run_groups(corpus, by="kind", k=3, n_components=1, min_documents=5, jobs=2,
                        workers=workers)
+
+
+def test_an_error_stops_the_workers_at_once():
+    """An error while the workers start (a missing column, found as the input is read) ends
+    them at once instead of waiting for their start and warm-up to finish."""
+    import signal
+
+    from spca_cli.groups import GroupWorkers
+
+    with pytest.raises(ValueError, match="stop here"):
+        with GroupWorkers(1) as workers:
+            started = list(workers._started)
+            raise ValueError("stop here")
+    assert len(started) == 1
+    assert started[0].exitcode == -signal.SIGKILL
+    assert workers.pool is None
