@@ -183,8 +183,8 @@ class GroupWorkers:
     the corpus is read (``spca topics --by`` does so for inputs of
     :data:`EARLY_WORKERS_BYTES` or more), their start overlaps the read instead of delaying the
     first groups. A context manager: its end waits for the workers to end, except when an
-    error ends it: the workers are then stopped at once (a missing column took 2.3 s to report,
-    the workers' start and warm-up, instead of 0.7 s).
+    error ends it: the workers are then stopped at once (a missing column is reported in
+    0.7 s, not after the workers' start and warm-up, 2.3 s).
 
     Parameters
     ----------

@@ -485,7 +485,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     seconds["bounds"] = 0.0
     # a solver with a proof budget (auto) proves the best single topic only once the set is
     # known to hold it (on the four real corpora and in 32 of the fortunes' 35 categories it
-    # does not: that search was spent on a topic not reported)
+    # does not: such a search would prove a topic that is not reported)
     deferred = _topic_budget(spec, solver_options) is not None
     first, first_bounds, cert0, first_eigen = _solve_view(
         spec, A0, k, eigen0, rank, random_state, time_limit,
@@ -563,8 +563,8 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
         if _bounds.certified_ratio(out.value, certificate.bound.value) >= SET_CERTIFIED:
             continue
         # a solver with a proof search starts it from the topic in hand, and needs no
-        # eigenpairs of the view (they only find a first topic): 88 eigen steps of the
-        # fortunes' 35 groups, 0.5 s of CPU, went unused
+        # eigenpairs of the view (they only find a first topic; the fortunes' 35 groups would
+        # make 88 such eigen steps, 0.5 s of CPU)
         eigen = (None if "incumbent" in spec.inputs else
                  eigenpairs(view, max(rank + 1, 2), start=eigen0.basis, tol=CANDIDATE_TOL,
                             previous=(A0, eigen0)))
