@@ -210,6 +210,36 @@ def test_the_coherence_step_raises_npmi_within_its_share_of_each_topic():
     assert np.unique(np.concatenate(state.supports)).size == 50
 
 
+def test_the_coherence_limits_are_asked_for_only_when_a_replacement_fits_the_share():
+    """A limit given as a function (a view's certificate, in the pipeline) is called once, and
+    only for a topic with a replacement within its share: the same steps and words as with the
+    numbers given at once; with no share to give, none is called."""
+    from spca_cli.corpus import load_input
+    from spca_cli.solvers.setsearch import polish_coherence
+
+    corpus = load_input(str(SAMPLE))
+    A = Gram.from_documents(corpus.S)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        supports = [t.indices for t in run_topics(corpus, deflation="remove").components]
+    eager, lazy = SetState(A, supports), SetState(A, supports)
+    numbers = [0.002 * value for value in eager.values]
+    calls = []
+
+    def asked(j):
+        return lambda: calls.append(j) or numbers[j]
+
+    steps = polish_coherence(eager, corpus.S, share=0.005, limits=numbers)
+    assert polish_coherence(lazy, corpus.S, share=0.005,
+                            limits=[asked(j) for j in range(len(numbers))]) == steps > 0
+    assert all(np.array_equal(a, b) for a, b in zip(eager.supports, lazy.supports))
+    assert calls and len(calls) == len(set(calls))
+    calls.clear()
+    polish_coherence(SetState(A, supports), corpus.S, share=1e-15,
+                     limits=[asked(j) for j in range(len(numbers))])
+    assert calls == []
+
+
 def test_the_topics_solved_again_share_one_topics_proof_budget():
     """The fortunes' science category (619 texts): most of its topics are certified below 0.99
     on their views and solved again; together they spend one topic's budget (the last may

@@ -386,7 +386,9 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
     Greedy: each step takes the replacement (a word no topic holds in place of one of a topic's
     words) that raises the topic's mean NPMI over the documents of ``S`` the most per unit of
     lambda_max it costs, as long as each topic loses at most ``share`` of its value at the
-    start (and at most ``limits[j]`` when given); topics in ``frozen`` keep their words.
+    start (and at most ``limits[j]`` when given: a number, or a function giving it, called
+    only once topic j has a replacement within its share, since the limit can only narrow what
+    the share allows); topics in ``frozen`` keep their words.
     Candidates: per topic, the ``candidates`` words best by the NPMI they give and the
     ``candidates`` cheapest by the mu screening, each in every position, measured exactly in
     one batch. Returns the steps taken."""
@@ -397,8 +399,12 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
     k, K = state.k, len(state.supports)
     tracks = [_Coherence(B, df, n_documents, s) for s in state.supports]
     allowed = np.array([share * value for value in state.values])
-    if limits is not None:
-        allowed = np.minimum(allowed, np.maximum(np.asarray(limits, dtype=float), 0.0))
+    pending = [None] * K  # limits given as functions, not yet called
+    for j, limit in enumerate(limits if limits is not None else ()):
+        if callable(limit):
+            pending[j] = limit
+        else:
+            allowed[j] = min(allowed[j], max(float(limit), 0.0))
     spent = np.zeros(K)
     steps = 0
     G = state.gains()
@@ -409,6 +415,11 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
             if j not in frozen and offers[j] is None:
                 offers[j] = _best_replacement(state, j, tracks[j], G, free, spent[j],
                                               allowed[j], candidates)
+                if offers[j].support is not None and pending[j] is not None:
+                    allowed[j] = min(allowed[j], max(float(pending[j]()), 0.0))
+                    pending[j] = None
+                    offers[j] = _best_replacement(state, j, tracks[j], G, free, spent[j],
+                                                  allowed[j], candidates)
         made = [offer for offer in offers if offer is not None and offer.support is not None]
         if not made:
             return steps
