@@ -176,3 +176,36 @@ def test_a_model_restricted_in_its_own_memory_equals_the_copy(monkeypatch, kind,
     optimum = max(float(np.linalg.eigvalsh(D[np.ix_(I, I)])[-1])
                   for I in itertools.combinations(words, k))
     assert one.value >= optimum * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("weighting", [None, "tfidf"])
+def test_branch_and_bound_block_from_exact_rows_is_the_submatrix(monkeypatch, weighting):
+    """On a nonnegative view the branch and bound takes the survivors' block from their exact
+    rows instead of a submatrix: the same matrix (binary counts exactly; tf-idf weights to
+    rounding, symmetric), so its proofs are the proofs on A'. Checked on the KOS sample's view
+    without its first topic's words, as the search forms it."""
+    from spca_cli.solvers import exact
+
+    corpus = load_input(str(KOS_SAMPLE), weighting=weighting)
+    A = input_gram(corpus).gram
+    first = bounds.row_certificate(A, 10)
+    view = A.remove(np.argsort(-A.diagonal())[:10])
+    survivors = bounds.RowModel.of(view, exact_rows=400,
+                                   words=np.flatnonzero(view.active())[:400])
+    assert survivors.is_exact and view.is_nonnegative()
+    blocks = []
+    original = exact.branch_and_bound_prefixed
+
+    def record(A_sub, B, *args):
+        blocks.append(A_sub.copy())
+        return original(A_sub, B, *args)
+
+    monkeypatch.setattr(exact, "branch_and_bound_prefixed", record)
+    work = exact._Work(units=1e9)
+    exact._branch(view, survivors, 10, 0.0, first.bound.value, work)
+    expected = view.submatrix(survivors.words)
+    assert np.array_equal(blocks[0], blocks[0].T)
+    if weighting is None:
+        assert np.array_equal(blocks[0], expected)
+    else:
+        assert np.allclose(blocks[0], expected, rtol=1e-12, atol=1e-12 * expected.max())
