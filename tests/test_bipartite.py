@@ -360,6 +360,26 @@ def test_a_default_run_does_not_import_scipy_optimize():
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
 
 
+def test_weights_equal_up_to_rounding_still_get_a_full_maximum_matching():
+    """Weights within 1e-13 of each other can leave the kernel a path it cannot follow back
+    (a cycle of rounding gain); the matching then comes from SciPy's assignment: every group
+    full, the maximum value (1 in 400 such drawn problems)."""
+    from spca_cli.solvers.bipartite import _match
+
+    w2 = 1.0 + 7e-14 * np.array([[0, 0, 0], [3, 2, 1], [1, 3, 3], [1, 3, 0], [3, 3, 1],
+                                 [3, 0, 1]], dtype=float)
+    supports, value = _match(w2, np.arange(6), 2)
+    assert np.unique(supports).size == 6
+    assert value == pytest.approx(_assignment_value(w2, 2), rel=1e-15)
+
+
+def test_too_few_words_for_the_groups_is_an_error_not_a_crash():
+    from spca_cli.solvers.bipartite import match_supports
+
+    with pytest.raises(ValueError, match="3 words cannot fill 2 groups of 2"):
+        match_supports(np.random.default_rng(1).random((3, 2)), 2)
+
+
 @pytest.mark.parametrize("scale", [1.0, 1e-12, 1e-16, 1e-20, 1e12])
 def test_matchings_find_the_maximum_at_any_scale(scale):
     """The kernel's rounding test is relative to the weights: weights of any size (w2 is

@@ -27,11 +27,16 @@ __all__ = ["assign_groups"]
 
 @njit(cache=True, nogil=True)
 def assign_groups(w, k):
-    """``group``: for each row of ``w`` (u, K) its group in 0..K-1 or -1 (unplaced), every
+    """``(group, ok)``: for each row of ``w`` (u, K) its group in 0..K-1 or -1 (unplaced), every
     group holding exactly ``k`` rows, the total weight the largest possible (see the module).
-    Needs u >= K k and every entry finite."""
+    Needs u >= K k and every entry finite. ``ok`` is False when rounding left a path that could
+    not be followed back (weights within about 1e-13 of each other relative to the largest:
+    a path a rounding short of the longest leaves a cycle of positive gain for the next one);
+    ``group`` is then unusable and the caller solves the problem another way."""
     u, K = w.shape
     group = np.full(u, -1, dtype=np.int64)
+    if u < K * k:
+        return group, False
     count = np.zeros(K, dtype=np.int64)
     order = np.empty((K, u), dtype=np.int64)
     for g in range(K):
@@ -73,9 +78,29 @@ def assign_groups(w, k):
         for g in range(K):
             if count[g] < k and (end < 0 or dist[g] > dist[end]):
                 end = g
-        # along the path back from its end: each row into its group, out of the one before
+        # the path back from its end, checked before it is applied: it must reach an entering
+        # row within K steps, each group once, each moved row a member of the group it leaves
+        length = 0
         g = end
+        seen = np.zeros(K, dtype=np.bool_)
+        valid = False
         for _step in range(K):
+            if seen[g]:
+                break
+            seen[g] = True
+            length += 1
+            source = via_group[g]
+            if source < 0:
+                valid = True
+                break
+            if group[via_row[g]] != source:
+                break
+            g = source
+        if not valid:
+            return group, False
+        # along it: each row into its group, out of the one before
+        g = end
+        for _step in range(length):
             i, source = via_row[g], via_group[g]
             members[g, count[g]] = i
             count[g] += 1
@@ -88,4 +113,4 @@ def assign_groups(w, k):
                     break
             count[source] -= 1
             g = source
-    return group
+    return group, True

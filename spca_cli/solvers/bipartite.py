@@ -135,7 +135,17 @@ def _match(w2, words, k):
     if not np.isfinite(w2).all():
         raise ValueError("matrix contains invalid numeric entries")
     K = w2.shape[1]
-    group = assign_groups(w2, int(k))
+    if w2.shape[0] < K * k:
+        raise ValueError(f"{w2.shape[0]} words cannot fill {K} groups of {k}")
+    group, ok = assign_groups(w2, int(k))
+    if not ok:
+        # (rare: weights equal up to rounding, see assign_groups) SciPy's assignment on the
+        # K k slot columns, imported only here
+        from scipy.optimize import linear_sum_assignment
+
+        rows, slots = linear_sum_assignment(np.repeat(w2, k, axis=1), maximize=True)
+        group = np.full(w2.shape[0], -1, dtype=np.int64)
+        group[rows] = slots // k
     placed = np.flatnonzero(group >= 0)
     value = float(w2[placed, group[placed]].sum())
     order = placed[np.argsort(group[placed], kind="stable")]
