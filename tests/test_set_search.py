@@ -318,3 +318,20 @@ def test_the_coherence_step_takes_the_steps_of_recomputing_every_offer(monkeypat
     np.testing.assert_allclose(kept[2], recomputed[2], rtol=1e-12)
     if seed == 0:
         assert kept[0] > 0
+
+
+def test_a_set_topic_better_than_the_heuristics_first_topic_gets_the_proof_searched():
+    """When a topic of the set explains more than the best single topic the heuristics found,
+    that one is not the best single topic: the proof's search runs, finds the better one, and
+    the report names it, as when the search ran first (a drawn 12-word matrix, k = 3)."""
+    import _brute_force_bounds as bf
+    from spca_cli.report import set_search_text
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run_topics(bf.matrix_input(bf.draw_case(2422)["A"]), k=3, n_components=2)
+    best = max(t.explained_variance for t in result.components)
+    assert result.set_search["best_topic_value"] >= best * (1 - 1e-12)
+    assert result.set_search["best_topic_kept"] is True
+    assert set_search_text(result.set_search).startswith(
+        "topics searched as a set; topic 1 is the best single topic (8 0 5 ...; 8.94331)")
