@@ -196,18 +196,26 @@ class GroupWorkers:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        from spca_cli.processes import worker_start
+        from spca_cli.processes import children_ignore_ctrl_c, worker_start
 
         self.processes = max(0, _cores() - 1 if processes is None else int(processes))
         self.pool = None
         self._started = []  # the worker processes (started by the submits, spawn context)
         if self.processes:
             before = set(mp.active_children())
-            self.pool = ProcessPoolExecutor(max_workers=self.processes,
-                                            mp_context=mp.get_context("spawn"),
-                                            initializer=worker_start)
-            for _ in range(self.processes):
-                self.pool.submit(_warm_up)
+            try:
+                # Ctrl-C stops them through this process (close(stop=True)), never while
+                # they start, which printed a traceback of theirs
+                with children_ignore_ctrl_c():
+                    self.pool = ProcessPoolExecutor(max_workers=self.processes,
+                                                    mp_context=mp.get_context("spawn"),
+                                                    initializer=worker_start)
+                    for _ in range(self.processes):
+                        self.pool.submit(_warm_up)
+            except BaseException:  # (SIGTERM's SystemExit while they start)
+                self._started = [p for p in mp.active_children() if p not in before]
+                self.close(stop=True)
+                raise
             self._started = [p for p in mp.active_children() if p not in before]
 
     def close(self, *, stop=False):

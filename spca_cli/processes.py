@@ -16,11 +16,12 @@ processes of a parallel read (:mod:`spca_cli.corpus.read`) and of ``--by``
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import os
 import signal
 
-__all__ = ["quick_exit", "worker_start"]
+__all__ = ["quick_exit", "worker_start", "children_ignore_ctrl_c"]
 
 
 def quick_exit():
@@ -37,11 +38,33 @@ def worker_start():
     SystemExit, whose exit then waits on a result pipe the pool no longer reads. Ctrl-C (SIGINT
     to the terminal's whole process group) ends a worker at once and without a word: the
     process that started it reports the interruption (a worker's KeyboardInterrupt printed its
-    traceback under the command's "Aborted!"). A spawned worker ends quickly
-    (:func:`quick_exit`; a forked one leaves by ``os._exit``)."""
+    traceback under the command's "Aborted!"). A worker that starts with SIGINT ignored keeps
+    ignoring it: a run started so (``spca ... &`` in a script) goes on through a Ctrl-C, and a
+    ``--by`` worker is started so (:func:`children_ignore_ctrl_c`) and stopped by the process
+    that started it. A spawned worker ends quickly (:func:`quick_exit`; a forked one leaves by
+    ``os._exit``)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, _interrupted)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupted)
     quick_exit()
+
+
+@contextlib.contextmanager
+def children_ignore_ctrl_c():
+    """Processes started inside the block ignore SIGINT (an ignored signal stays ignored
+    through their exec), so that a Ctrl-C that reaches them while they start (before their
+    :func:`worker_start`) prints no traceback; this process ignores it only for the block's
+    few milliseconds, and the one that started them stops them (``GroupWorkers``). Not in the
+    main thread: nothing changes."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # (signals are the main thread's)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _interrupted(signum, _frame):

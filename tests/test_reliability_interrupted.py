@@ -193,3 +193,28 @@ def test_ctrl_c_ends_a_worker_without_a_word():
                          timeout=120)
     assert out.stdout.strip() == "worker ended"
     assert out.stderr == ""
+
+
+def test_a_worker_started_with_ctrl_c_ignored_keeps_ignoring_it():
+    """A run started with SIGINT ignored (``spca ... &`` in a script) goes on through a Ctrl-C:
+    its workers inherit the ignore; and --by's workers always start with it (the process that
+    started them stops them), so a Ctrl-C while they start prints nothing of theirs."""
+    code = (
+        "import signal, multiprocessing as mp\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from spca_cli.processes import worker_start\n"
+        "from spca_cli.groups import GroupWorkers\n"
+        "if __name__ == '__main__':\n"
+        "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "    with ProcessPoolExecutor(1, mp_context=mp.get_context('spawn'),\n"
+        "                             initializer=worker_start) as pool:\n"
+        "        pool.submit(signal.raise_signal, signal.SIGINT).result()\n"
+        "        print('worker alive', pool.submit(int, '7').result())\n"
+        "    signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "    with GroupWorkers(1) as workers:\n"
+        "        print(workers.pool.submit(signal.getsignal, signal.SIGINT).result().name)\n"
+        "    print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == ["worker", "alive", "7", "SIG_IGN", "True"], out.stderr
+    assert out.stderr == ""
