@@ -404,7 +404,7 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
         if callable(limit):
             pending[j] = limit
         else:
-            allowed[j] = min(allowed[j], max(float(limit), 0.0))
+            allowed[j] = np.minimum(allowed[j], np.maximum(float(limit), 0.0))  # (NaN allows nothing)
     spent = np.zeros(K)
     steps = 0
     G = state.gains()
@@ -416,7 +416,7 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
                 offers[j] = _best_replacement(state, j, tracks[j], G, free, spent[j],
                                               allowed[j], candidates)
                 if offers[j].support is not None and pending[j] is not None:
-                    allowed[j] = min(allowed[j], max(float(pending[j]()), 0.0))
+                    allowed[j] = np.minimum(allowed[j], np.maximum(float(pending[j]()), 0.0))
                     pending[j] = None
                     offers[j] = _best_replacement(state, j, tracks[j], G, free, spent[j],
                                                   allowed[j], candidates)
