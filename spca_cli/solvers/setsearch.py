@@ -404,7 +404,8 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
         if callable(limit):
             pending[j] = limit
         else:
-            allowed[j] = np.minimum(allowed[j], np.maximum(float(limit), 0.0))  # (NaN allows nothing)
+            # (np.minimum: a NaN limit allows nothing)
+            allowed[j] = np.minimum(allowed[j], np.maximum(float(limit), 0.0))
     spent = np.zeros(K)
     steps = 0
     G = state.gains()
