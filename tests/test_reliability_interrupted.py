@@ -173,24 +173,29 @@ def test_sigterm_inside_a_compiled_call_is_the_exit_not_a_system_error():
             raise SystemError("something else")
 
 
+def _with_a_worker(body, before=""):
+    """A script run in a child process: ``before``, then ``body`` inside a pool of one spawned
+    worker started by spca's ``worker_start`` (``pool``)."""
+    code = ("import signal, multiprocessing as mp\n"
+            "from concurrent.futures import ProcessPoolExecutor\n"
+            "from concurrent.futures.process import BrokenProcessPool\n"
+            "from spca_cli.groups import GroupWorkers\n"
+            "from spca_cli.processes import worker_start\n"
+            "if __name__ == '__main__':\n" + before +
+            "    with ProcessPoolExecutor(1, mp_context=mp.get_context('spawn'),\n"
+            "                             initializer=worker_start) as pool:\n" + body)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+
+
 def test_ctrl_c_ends_a_worker_without_a_word():
     """Ctrl-C reaches every process of the terminal's group: a worker (spca topics --by, a
     parallel read) ends at once and prints nothing; the parent reports the interruption."""
-    code = (
-        "import os, signal, sys\n"
-        "import multiprocessing as mp\n"
-        "from concurrent.futures import ProcessPoolExecutor\n"
-        "from concurrent.futures.process import BrokenProcessPool\n"
-        "from spca_cli.processes import worker_start\n"
-        "if __name__ == '__main__':\n"
-        "    with ProcessPoolExecutor(1, mp_context=mp.get_context('spawn'),\n"
-        "                             initializer=worker_start) as pool:\n"
+    out = _with_a_worker(
         "        try:\n"
         "            pool.submit(signal.raise_signal, signal.SIGINT).result()\n"
         "        except BrokenProcessPool:\n"
         "            print('worker ended')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
     assert out.stdout.strip() == "worker ended"
     assert out.stderr == ""
 
@@ -199,22 +204,13 @@ def test_a_worker_started_with_ctrl_c_ignored_keeps_ignoring_it():
     """A run started with SIGINT ignored (``spca ... &`` in a script) goes on through a Ctrl-C:
     its workers inherit the ignore; and --by's workers always start with it (the process that
     started them stops them), so a Ctrl-C while they start prints nothing of theirs."""
-    code = (
-        "import signal, multiprocessing as mp\n"
-        "from concurrent.futures import ProcessPoolExecutor\n"
-        "from spca_cli.processes import worker_start\n"
-        "from spca_cli.groups import GroupWorkers\n"
-        "if __name__ == '__main__':\n"
-        "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-        "    with ProcessPoolExecutor(1, mp_context=mp.get_context('spawn'),\n"
-        "                             initializer=worker_start) as pool:\n"
+    out = _with_a_worker(
         "        pool.submit(signal.raise_signal, signal.SIGINT).result()\n"
         "        print('worker alive', pool.submit(int, '7').result())\n"
         "    signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "    with GroupWorkers(1) as workers:\n"
         "        print(workers.pool.submit(signal.getsignal, signal.SIGINT).result().name)\n"
-        "    print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+        "    print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n",
+        before="    signal.signal(signal.SIGINT, signal.SIG_IGN)\n")
     assert out.stdout.split() == ["worker", "alive", "7", "SIG_IGN", "True"], out.stderr
     assert out.stderr == ""
