@@ -854,7 +854,8 @@ def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, 
     given = dict(topic_kwargs)
     solver_given = {param.name: given.pop(param.name) for param in _solver_params()}
     # a large input's groups are solved in several processes: they start while it is read
-    early = sum(_size_of(path) for path in inputs) >= EARLY_WORKERS_BYTES
+    early = (sum(os.path.getsize(p) for p in input_files(inputs) if os.path.isfile(p))
+             >= EARLY_WORKERS_BYTES)
     with GroupWorkers(None if early else 0) as workers:
         data = load_from_options(inputs, labels=labels, quiet=quiet, groups=groups, **kwargs)
         if isinstance(data, MatrixInput):  # (load_input refuses --by on a matrix first)
@@ -884,14 +885,6 @@ def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, 
     width = (shutil.get_terminal_size((100, 24)).columns
              if output is None and sys.stdout.isatty() else None)
     _write_outputs(render_grouped(doc, output_format, width=width), output)
-
-
-def _size_of(path):
-    """A file's size in bytes (0 for one that cannot be read: the read says why)."""
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 #: The output format a ``-o`` file's extension asks for when ``--format`` is not given: a user

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -125,7 +124,9 @@ def _jobs(jobs, solved, random_state):
     if isinstance(random_state, np.random.RandomState):
         return 1
     if jobs is None:
-        jobs = _cores()
+        from spca_cli.processes import usable_cores
+
+        jobs = usable_cores()
         if sum(o.corpus.S.nnz for o in solved) < PARALLEL_MIN_NNZ:
             return 1
     return max(1, min(int(jobs), len(solved)))
@@ -152,14 +153,6 @@ def _solve_here(solved, tasks, on_group):
         if on_group is not None:
             on_group(index, len(solved), outcome.name)
         yield _solve_group(outcome.corpus, task)
-
-
-def _cores():
-    """The cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # (not on every platform)
-        return os.cpu_count() or 1
 
 
 def _warm_up():
@@ -196,9 +189,9 @@ class GroupWorkers:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        from spca_cli.processes import children_ignore_ctrl_c, worker_start
+        from spca_cli.processes import children_ignore_ctrl_c, usable_cores, worker_start
 
-        self.processes = max(0, _cores() - 1 if processes is None else int(processes))
+        self.processes = max(0, usable_cores() - 1 if processes is None else int(processes))
         self.pool = None
         self._started = []  # the worker processes (started by the submits, spawn context)
         if self.processes:

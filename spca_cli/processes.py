@@ -11,6 +11,7 @@ processes of a parallel read (:mod:`spca_cli.corpus.read`) and of ``--by``
   :mod:`spca_cli.files`), temporary files are removed by their own exit handlers, and the
   operating system takes the memory back.
 * :func:`worker_start`: the initializer of every worker pool.
+* :func:`usable_cores`: how many processes a pool of them may keep busy.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ import gc
 import os
 import signal
 
-__all__ = ["quick_exit", "worker_start", "children_ignore_ctrl_c"]
+__all__ = ["quick_exit", "worker_start", "children_ignore_ctrl_c", "usable_cores"]
+
+
+def usable_cores():
+    """The cores this process may run on (its CPU affinity; every core where there is none)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on every platform)
+        return os.cpu_count() or 1
 
 
 def quick_exit():

@@ -32,7 +32,7 @@ from spca_cli.corpus.tokenize import (VocabularyBuilder, apply_weighting, filter
 from spca_cli.corpus.tweets import first_fields, iter_csv, iter_jsonl
 from spca_cli.corpus.uci import read_uci
 from spca_cli.errors import Name, SpcaInputError, SpcaNoDocumentsError, SpcaParameterError
-from spca_cli.processes import worker_start
+from spca_cli.processes import usable_cores, worker_start
 
 __all__ = ["read_corpus", "read_texts", "load_input", "detect_format", "FORMATS", "DEFAULTS"]
 
@@ -454,10 +454,7 @@ PARALLEL_MIN_BYTES = 32 << 20
 
 
 def _n_workers():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return usable_cores()
 
 
 def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents, keys=None, groups=None):

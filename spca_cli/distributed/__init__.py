@@ -63,7 +63,9 @@ def connect(address):
         n = int(local.group(1))
         if n < 1:
             raise SpcaParameterError([Name("scheduler"), f" local:N needs N >= 1, got {address}"])
-        cores = _cores()
+        from spca_cli.processes import usable_cores
+
+        cores = usable_cores()
         if n > cores:
             logger.warning("%s asks for %d workers but this machine has %d core%s: starting "
                            "%d, one single-threaded worker per core", address, n, cores,
@@ -87,14 +89,6 @@ def connect(address):
         raise _unreachable(address, _one_line(exc)) from None
     with client:
         yield client
-
-
-def _cores():
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _unreachable(address, reason):
