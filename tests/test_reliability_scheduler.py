@@ -114,7 +114,7 @@ def test_an_address_of_another_scheme_is_one_error_line():
 def test_local_workers_are_capped_at_the_cores_with_a_warning(monkeypatch):
     import distributed
 
-    import spca_cli.distributed as dist
+    import spca_cli.processes as processes
 
     started = []
 
@@ -123,7 +123,7 @@ def test_local_workers_are_capped_at_the_cores_with_a_warning(monkeypatch):
             started.append(n_workers)
             super().__init__(*args, n_workers=n_workers, **kwargs)
 
-    monkeypatch.setattr(dist, "_cores", lambda: 1)
+    monkeypatch.setattr(processes, "usable_cores", lambda: 1)
     monkeypatch.setattr(distributed, "LocalCluster", Recording)
     result = spca("info", TINY, "--scheduler", "local:64", "--format", "json", "--top", "0",
                   "--eigenvalues", "0")
