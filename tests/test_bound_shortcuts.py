@@ -71,11 +71,35 @@ def test_real_sample_certificate_with_and_without_prefixes_is_the_same(monkeypat
     assert model.prefixes is not None
     fast = bounds.weighted_row_bound(model, 10, rtol=1e-4)
     monkeypatch.setattr(bounds, "_PREFIX_ENTRIES", 1 << 62)
+    monkeypatch.setattr(bounds, "_SPARSE_PREFIX_ENTRIES", 1 << 62)
     plain_model = bounds.RowModel.of(A, exact_rows=A.n)
     assert plain_model.prefixes is None
     plain = bounds.weighted_row_bound(plain_model, 10, rtol=1e-4)
     assert fast.iterations == plain.iterations
     assert fast.value == pytest.approx(plain.value, rel=1e-12)
+
+
+def test_short_texts_sparse_rows_read_their_nonzeros_for_the_same_bound(monkeypatch):
+    """A fortunes category (co-occurrences of short texts: exact rows a few percent nonzero)
+    is below the size from which prefixes pay on dense rows, but its rows' prefixes are their
+    nonzeros: the same iterations and bound, reading a fraction of the entries."""
+    from test_groups import fortunes_csv
+
+    from spca_cli.groups import _group_rows, _sub_corpus
+
+    corpus = load_input(str(fortunes_csv()), groups="category")
+    rows = dict(_group_rows(corpus.groups))["platitudes"]
+    A = input_gram(_sub_corpus(corpus, rows, 2)[0]).gram
+    model = bounds.RowModel.of(A, exact_rows=A.n)
+    assert model.CT.size < bounds._PREFIX_ENTRIES and model.prefixes is not None
+    fast = bounds.weighted_row_bound(model, 10, rtol=1e-6)
+    monkeypatch.setattr(bounds, "_SPARSE_PREFIX_ENTRIES", 1 << 62)
+    plain_model = bounds.RowModel.of(A, exact_rows=A.n)
+    assert plain_model.prefixes is None
+    plain = bounds.weighted_row_bound(plain_model, 10, rtol=1e-6)
+    assert fast.iterations == plain.iterations
+    assert fast.value == pytest.approx(plain.value, rel=1e-12)
+    assert fast.entries < 0.2 * plain.entries
 
 
 @pytest.mark.parametrize("kind", ["counts", "mixed"])

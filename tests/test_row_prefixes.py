@@ -73,6 +73,41 @@ def test_prefix_holds_the_largest_entries_in_order():
     assert rest.tolist() == [0.0]
 
 
+def test_prefix_of_a_sparse_row_ends_at_its_nonzeros():
+    """A row with fewer nonzeros than the prefix: they alone, in order; the order's tail holds
+    its zero entries' positions (the branch and bound reads it to its end), and nothing
+    nonzero is left after it."""
+    CT = np.array([[0.0, 4.0, 0.0, 0.0, 6.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]])
+    order, lengths, rest = row_prefixes(CT, length=4)
+    assert lengths.tolist() == [2, 0] and rest.tolist() == [0.0, 0.0]
+    assert order[0, :2].tolist() == [4, 1]
+    assert sorted(order[0, 2:].tolist()) == [0, 2] and sorted(order[1].tolist()) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rows_with_fewer_nonzeros_than_the_sum_stop_at_their_prefix(seed):
+    """Rows of 0-3 nonzeros and a sum of up to 8 entries: a row's sum is its nonzeros' (the
+    zeros after them add nothing), read without the rest of the row, as brute force has it."""
+    rng = np.random.default_rng(seed)
+    n = 50
+    M = np.zeros((n, n))
+    for i in range(n):
+        M[i, rng.choice(n, int(rng.integers(0, 4)), replace=False)] = rng.random()
+    M = np.maximum(M, M.T)
+    diag = M.sum(axis=1) + 1.0
+    np.fill_diagonal(M, diag)
+    hpos = np.arange(n, dtype=np.int64)
+    CT = np.ascontiguousarray(M)
+    sqd, v, count = np.sqrt(diag), rng.random(n), int(rng.integers(4, 9))
+    read_fast, read_full = np.zeros(1), np.zeros(1)
+    fast = offdiag_top_sums(CT, hpos, hpos.copy(), sqd, v, count, row_prefixes(CT, length=16),
+                            visited=read_fast)
+    full = offdiag_top_sums(CT, hpos, hpos.copy(), sqd, v, count, visited=read_full)
+    np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(full, _brute(M, hpos, sqd, v, count), rtol=1e-12, atol=0)
+    assert read_fast[0] <= np.count_nonzero(M) and read_full[0] == n * n
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_restricted_model_keeps_prefixes_that_give_the_same_sums(seed):
     """A RowModel restricted to some words (remove deflation, screening) derives its prefixes

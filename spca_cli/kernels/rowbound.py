@@ -177,8 +177,8 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                 if sizes[r] == count and c * vmax <= f:
                     done = True
                     break
-            if not done and sizes[r] == count and rest[p] * vmax <= f:
-                done = True  # the entries past the prefix are at most rest[p]
+            if not done and (rest[p] == 0.0 or (sizes[r] == count and rest[p] * vmax <= f)):
+                done = True  # the entries past the prefix are at most rest[p] (0: all zero)
             if done:
                 out[i] = heap_sum(heaps, r, sizes[r])
                 continue
@@ -369,50 +369,75 @@ PREFIX = 1024
 
 def row_prefixes(CT, length=PREFIX):
     """``(order, lengths, rest)`` for the exact rows ``CT`` (h, n): each row's ``length`` largest
-    entries' positions, largest first (int32), how many of them there are, and an upper bound on
-    the entries after them (the largest; 0 when the prefix is the whole row)."""
+    entries' positions, largest first (int32), how many of them are nonzero (a row's prefix
+    ends there: every entry after it is 0), and an upper bound on the entries after the first
+    ``lengths[p]`` (the largest left out; 0 when they are all zero, and then a row read to its
+    prefix's end is read in full)."""
     h, n = CT.shape
     length = min(int(length), n)
     order = np.empty((h, length), dtype=np.int32)
+    lengths = np.zeros(h, dtype=np.int32)
     rest = np.zeros(h)
     if h and length:
-        _prefix_rows(CT, order, rest)
-    return order, np.full(h, length, dtype=np.int32), rest
+        _prefix_rows(CT, order, lengths, rest)
+    return order, lengths, rest
 
 
 @njit(cache=True, parallel=True)
-def _prefix_rows(CT, order, rest):
-    """Each row's ``order.shape[1]`` largest entries (a partition for the threshold, then only
-    they sorted), and the largest entry left out."""
+def _prefix_rows(CT, order, lengths, rest):
+    """Each row's ``order.shape[1]`` largest entries in order and how many of them are nonzero:
+    the nonzero entries sorted alone when they fit (a co-occurrence row of short texts holds a
+    few percent of nonzeros), else a partition for the threshold, then only the prefix sorted;
+    the positions after a row's nonzeros are filled with zero entries' positions (the branch
+    and bound reads ``order`` to its end)."""
     h, n = CT.shape
     length = order.shape[1]
     for p in prange(h):
         row = CT[p].astype(np.float64)
-        if length < n:
+        nonzero = 0
+        for j in range(n):
+            if row[j] != 0.0:
+                nonzero += 1
+        chosen = np.empty(length, dtype=np.int64)
+        count = 0
+        if nonzero <= length:
+            for j in range(n):
+                if row[j] != 0.0:
+                    chosen[count] = j
+                    count += 1
+            lengths[p] = nonzero
+            rest[p] = 0.0
+            sorted_count = nonzero
+        else:
             cut = np.partition(-row, length - 1)  # cut[length - 1]: the length-th largest
             threshold = -cut[length - 1]
             rest[p] = -np.min(cut[length:])
-        else:
-            threshold = -np.inf
-        # the entries above the threshold, then those equal to it until the prefix is full
-        chosen = np.empty(length, dtype=np.int64)
-        count = 0
-        for j in range(n):
-            if row[j] > threshold:
-                chosen[count] = j
-                count += 1
-        for j in range(n):
-            if count == length:
-                break
-            if row[j] == threshold:
-                chosen[count] = j
-                count += 1
-        keys = np.empty(length)
-        for t in range(length):
+            # the entries above the threshold, then those equal to it until the prefix is full
+            for j in range(n):
+                if row[j] > threshold:
+                    chosen[count] = j
+                    count += 1
+            for j in range(n):
+                if count == length:
+                    break
+                if row[j] == threshold:
+                    chosen[count] = j
+                    count += 1
+            lengths[p] = length
+            sorted_count = length
+        keys = np.empty(sorted_count)
+        for t in range(sorted_count):
             keys[t] = -row[chosen[t]]
         sort = np.argsort(keys, kind="mergesort")
-        for t in range(length):
+        for t in range(sorted_count):
             order[p, t] = chosen[sort[t]]
+        filled = sorted_count
+        for j in range(n):
+            if filled == length:
+                break
+            if row[j] == 0.0:
+                order[p, filled] = j
+                filled += 1
 
 
 def gather_rows(CT, rows, columns, *, in_place=False):
@@ -515,18 +540,18 @@ def top_square_sums(CT, hpos, hrow, d, count, prefixes=None, columns=None):
     if columns is None:
         columns = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
                    np.zeros(0, dtype=CT.dtype))
-    order, lengths, _ = prefixes
+    order, lengths, rest = prefixes[:3]
     cptr, _, cval = columns
     g = np.where(hpos < 0, d, -1.0)
     c = min(count + 1, n)
     top = np.argsort(-g, kind="mergesort")[:c].astype(np.int64)
     out = np.zeros(n)
-    _square_sums(CT, hpos, d, g, top, count, order, lengths, cptr, cval, out)
+    _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, out)
     return out
 
 
 @njit(cache=True, parallel=True)
-def _square_sums(CT, hpos, d, g, top, count, order, lengths, cptr, cval, out):
+def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, out):
     n = hpos.shape[0]
     h = CT.shape[0]
     for i in prange(n):
@@ -545,6 +570,8 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, cptr, cval, out):
                         if size == count:
                             done = True
                             break
+                if not done and rest[p] == 0.0:
+                    done = True  # every entry after the prefix is 0
                 if not done:
                     size = 0
             if not done:
