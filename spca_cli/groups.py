@@ -231,46 +231,76 @@ class GroupWorkers:
 def _solve_in_processes(solved, tasks, workers, on_group):
     """The groups solved by this process and the ``workers`` (:class:`GroupWorkers`), results
     in the groups' order. The workers take the largest groups first, this process the smallest
-    (it starts at once, while a worker may still be starting). A group is sent to a worker
-    without its texts, times and ids, which its topics do not use."""
+    (it starts at once, while a worker may still be starting), until none is left. A thread of
+    this process hands each worker its next group the moment it returns one, so a worker
+    holds one group at a time: with a second one queued, the fortunes' last worker ended
+    0.5 s after this process, its queued group unshared. A group is sent to a worker without
+    its texts, times and ids, which its topics do not use."""
+    import threading
     from collections import deque
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
+    # (deque's pops at either end are atomic: the thread and this process take from opposite
+    # ends, and an empty deque ends either)
     waiting = deque(sorted(range(len(solved)), key=lambda i: -solved[i].corpus.S.nnz))
+    sent = {}  # future -> group
     results = [None] * len(solved)
-    finished = 0
+    recorded = set()
+    stop = threading.Event()
+
+    def dispatch():
+        running = set()
+        while not stop.is_set():
+            while len(running) < workers.processes and not stop.is_set():
+                try:
+                    i = waiting.popleft()
+                except IndexError:
+                    return
+                future = workers.pool.submit(_solve_group, dataclasses.replace(
+                    solved[i].corpus, texts=None, ids=None, times=None, tz_offsets=None),
+                    tasks[i])
+                sent[future] = i
+                running.add(future)
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            if any(future.exception() is not None for future in done):
+                return  # (this process raises it)
 
     def record(i, result):
-        nonlocal finished
         results[i] = result
-        finished += 1
-        if on_group is not None and finished < len(solved):
+        recorded.add(i)
+        if on_group is not None and len(recorded) < len(solved):
             # (``index``: the group under way; the one named has just finished)
-            on_group(finished + 1, len(solved), solved[i].name)
+            on_group(len(recorded) + 1, len(solved), solved[i].name)
 
-    running = {}  # future -> group
+    def collect():
+        for future, i in list(sent.items()):
+            if i not in recorded and future.done():
+                record(i, future.result())  # (its error is raised)
+
+    dispatcher = threading.Thread(target=dispatch, name="spca-groups", daemon=True)
+    dispatcher.start()
     try:
-        while waiting or running:
-            # each worker holds one group and the next, so that it never waits for this one
-            while waiting and len(running) < 2 * workers.processes:
-                i = waiting.popleft()
-                running[workers.pool.submit(_solve_group, dataclasses.replace(
-                    solved[i].corpus, texts=None, ids=None, times=None, tz_offsets=None),
-                    tasks[i])] = i
-            for future in [f for f in running if f.done()]:
-                record(running.pop(future), future.result())  # (its error is raised)
-            if waiting:
+        while True:
+            collect()
+            try:
                 i = waiting.pop()
-                record(i, _solve_group(solved[i].corpus, tasks[i]))
-            elif running:
-                wait(running, return_when=FIRST_COMPLETED)
+            except IndexError:
+                break
+            record(i, _solve_group(solved[i].corpus, tasks[i]))
+        dispatcher.join()
+        while len(recorded) < len(solved):
+            pending = [f for f, i in sent.items() if i not in recorded]
+            wait(pending, return_when=FIRST_COMPLETED)
+            collect()
     except BrokenProcessPool:
         # (a worker killed: by the system out of memory, or by hand)
         raise SpcaError("a worker process solving the groups ended abruptly (killed, or out "
                         "of memory?)") from None
     finally:
-        for future in running:
+        stop.set()
+        waiting.clear()
+        for future in list(sent):
             future.cancel()
     return results
 
