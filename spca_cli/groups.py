@@ -248,23 +248,27 @@ def _solve_in_processes(solved, tasks, workers, on_group):
     results = [None] * len(solved)
     recorded = set()
     stop = threading.Event()
+    failed = []  # what ended the thread's hand-outs (a broken pool), raised by this process
 
     def dispatch():
         running = set()
-        while not stop.is_set():
-            while len(running) < workers.processes and not stop.is_set():
-                try:
-                    i = waiting.popleft()
-                except IndexError:
-                    return
-                future = workers.pool.submit(_solve_group, dataclasses.replace(
-                    solved[i].corpus, texts=None, ids=None, times=None, tz_offsets=None),
-                    tasks[i])
-                sent[future] = i
-                running.add(future)
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            if any(future.exception() is not None for future in done):
-                return  # (this process raises it)
+        try:
+            while not stop.is_set():
+                while len(running) < workers.processes and not stop.is_set():
+                    try:
+                        i = waiting.popleft()
+                    except IndexError:
+                        return
+                    future = workers.pool.submit(_solve_group, dataclasses.replace(
+                        solved[i].corpus, texts=None, ids=None, times=None, tz_offsets=None),
+                        tasks[i])
+                    sent[future] = i
+                    running.add(future)
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                if any(future.exception() is not None for future in done):
+                    return  # (this process raises it)
+        except BaseException as exc:  # (a group taken from ``waiting`` and never sent)
+            failed.append(exc)
 
     def record(i, result):
         results[i] = result
@@ -277,6 +281,8 @@ def _solve_in_processes(solved, tasks, workers, on_group):
         for future, i in list(sent.items()):
             if i not in recorded and future.done():
                 record(i, future.result())  # (its error is raised)
+        if failed:
+            raise failed[0]
 
     dispatcher = threading.Thread(target=dispatch, name="spca-groups", daemon=True)
     dispatcher.start()
@@ -289,8 +295,11 @@ def _solve_in_processes(solved, tasks, workers, on_group):
                 break
             record(i, _solve_group(solved[i].corpus, tasks[i]))
         dispatcher.join()
+        collect()
         while len(recorded) < len(solved):
             pending = [f for f, i in sent.items() if i not in recorded]
+            if not pending:  # (every group is recorded, sent or failed: never, but never a spin)
+                raise SpcaError("groups were lost on their way to the worker processes")
             wait(pending, return_when=FIRST_COMPLETED)
             collect()
     except BrokenProcessPool:

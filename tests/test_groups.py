@@ -346,9 +346,12 @@ def test_workers_started_before_the_read_give_the_topics_of_one_process():
             a.result.components[0].upper_bound, rel=1e-12)
 
 
-def test_a_killed_worker_is_one_error_not_a_traceback():
+@pytest.mark.parametrize("known", [False, True])
+def test_a_killed_worker_is_one_error_not_a_traceback(known):
     """A worker that dies (killed by hand or by the system out of memory) ends the run with
-    spca's error, which the CLI prints as one line."""
+    spca's error, which the CLI prints as one line: whether its pool learns of it while the
+    groups are handed out or before (then the first hand-out fails, in the thread that hands
+    them out)."""
     import os
 
     from spca_cli.errors import SpcaError
@@ -359,7 +362,10 @@ def test_a_killed_worker_is_one_error_not_a_traceback():
     corpus = read_texts(texts, groups=["pets", "money", "weather"] * 25, min_count=1,
                         keep_duplicates=True)
     with GroupWorkers(1) as workers:
-        workers.pool.submit(os._exit, 9)  # (the worker ends without a word, as when killed)
+        # (the worker ends without a word, as when killed)
+        death = workers.pool.submit(os._exit, 9)
+        if known:
+            death.exception()  # (waits until the pool knows it is broken)
         with pytest.raises(SpcaError, match="a worker process solving the groups ended "
                                             r"abruptly \(killed, or out of memory\?\)"):
             run_groups(corpus, by="kind", k=3, n_components=1, min_documents=5, jobs=2,
