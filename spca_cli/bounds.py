@@ -477,12 +477,14 @@ class RowModel:
         float32 when that holds every entry exactly, else float64.
     """
 
-    def __init__(self, words, diag, CT, hpos, hrow, margin=0.0):
+    def __init__(self, words, diag, CT, hpos, hrow, margin=0.0, *, prefixes=None):
         self.words, self.diag, self.CT, self.hpos, self.hrow = words, diag, CT, hpos, hrow
         self.margin = float(margin)
         self.sqd = np.sqrt(np.maximum(diag + self.margin, 0.0))
-        self._prefixes = None
-        self._prefix_values = None
+        # (``prefixes``: the exact rows' :func:`~spca_cli.kernels.rowbound.row_prefixes` and
+        # their :func:`~spca_cli.kernels.rowbound.prefix_values`, sorted by the caller)
+        self._prefixes = None if prefixes is None else tuple(prefixes[:3])
+        self._prefix_values = None if prefixes is None else prefixes[3]
         self._columns = None
 
     @classmethod

@@ -346,12 +346,17 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None):
         A_sub = 0.5 * (A_sub + A_sub.T)  # (rows formed as columns of A' may differ by rounding)
     else:
         A_sub = A.submatrix(words)
-    B = np.abs(A_sub)
+    B = np.ascontiguousarray(np.abs(A_sub))
     m = words.size
-    start = weighted_row_bound(RowModel(np.arange(m), np.diag(A_sub).copy(),
-                                        np.ascontiguousarray(B), np.arange(m), np.arange(m)), k,
-                               start=weights, max_iter=200 if weights is None else _ROOT_STEPS,
-                               rtol=1e-4)
+    # each row's largest entries in order, sorted once for the root's weight steps and every
+    # node: a row then stops once no later entry can enter its sum (the same bound), and the
+    # budget counts the entries actually read
+    prefixes = row_prefixes(B, min(m, _NODE_PREFIX))
+    values = prefix_values(B, prefixes[0])
+    root = RowModel(np.arange(m), np.diag(A_sub).copy(), B, np.arange(m), np.arange(m),
+                    prefixes=(*prefixes, values))
+    start = weighted_row_bound(root, k, start=weights,
+                               max_iter=200 if weights is None else _ROOT_STEPS, rtol=1e-4)
     stack_in = np.zeros((m + 2, m), dtype=np.bool_)
     stack_out = np.zeros((m + 2, m), dtype=np.bool_)
     stack_w = np.zeros((m + 2, m))
@@ -362,10 +367,7 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None):
         stack_in[0, np.searchsorted(words, forced)] = True
     depth, nodes, best, value = 1, 0, np.zeros(k, dtype=np.int64), lower
     work.spend(start.entries)
-    # each row's largest entries in order: a node's row then stops once no later entry can
-    # enter its sum (the same bound), and the budget counts the entries actually read
-    order, _, rest = row_prefixes(B, min(m, _NODE_PREFIX))
-    values = prefix_values(B, order)
+    order, _, rest = prefixes
     work.spend(B.size)
     visited = np.zeros(1)
     # nodes per call from what a node has read so far (a whole row per node and step at first)
