@@ -63,6 +63,30 @@ def test_square_sums_are_the_brute_force_sums(seed):
         np.testing.assert_allclose(sorted_rows, expected, rtol=1e-12, atol=0)
 
 
+def test_float32_rows_are_squared_exactly():
+    """Co-occurrence counts above 4096 are float32 numbers whose squares float32 rounds (4097^2
+    = 16,785,409 to 16,785,408): the squares are taken in float64, and the screening bound of
+    the pair stays at its lambda_max, 9097, not 1.2e-4 below it."""
+    A = Gram.from_dense(np.array([[5000.0, 4097.0], [4097.0, 5000.0]]))
+    model = RowModel.of(A, exact_rows=2)
+    assert model.CT.dtype == np.float32
+    d = model.sqd * model.sqd
+    assert top_square_sums(model.CT, model.hpos, model.hrow, d, 1).tolist() == [4097.0 ** 2] * 2
+    assert exact_module._inner_screen_bounds(model, 2, 5000.0).min() >= 9097.0
+    rng = np.random.default_rng(0)
+    C = rng.integers(4097, 1 << 15, (40, 40)).astype(float)  # (row sums < 2^24)
+    C = np.maximum(C, C.T) * (rng.random((40, 40)) < 0.5)
+    np.fill_diagonal(C, C.sum(axis=1))
+    model = RowModel.of(Gram.from_dense(C), exact_rows=40)
+    assert model.CT.dtype == np.float32
+    wide = model.CT.astype(np.float64)
+    d = model.sqd * model.sqd
+    for prefixes in (None, row_prefixes(model.CT, 5)):
+        np.testing.assert_array_equal(
+            top_square_sums(model.CT, model.hpos, model.hrow, d, 6, prefixes),
+            top_square_sums(wide, model.hpos, model.hrow, d, 6, prefixes))
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_inner_screening_bound_is_above_every_support_holding_the_word(seed):
     """With ``inner`` the best (k-1)-word value (the smallest valid one), each word's bound is

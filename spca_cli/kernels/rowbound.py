@@ -565,7 +565,9 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, o
                 for t in range(lengths[p]):
                     j = order[p, t]
                     if j != i:
-                        x = float(CT[p, j])
+                        # (squared in float64: a float32 entry squared in float32 rounds, down
+                        # as often as up, and 4097^2 came out below the bound's true value)
+                        x = np.float64(CT[p, j])
                         size = heap_offer(heap, 0, size, x * x)
                         if size == count:
                             done = True
@@ -577,7 +579,7 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, o
             if not done:
                 for j in range(n):
                     if j != i:
-                        x = float(CT[p, j])
+                        x = np.float64(CT[p, j])
                         size = heap_offer(heap, 0, size, x * x)
         else:
             taken = 0
@@ -591,13 +593,13 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, o
                 taken += 1
             if cptr.shape[0] > 0:
                 for t in range(cptr[i], cptr[i + 1]):
-                    x = float(cval[t])
+                    x = np.float64(cval[t])
                     if size == count and x * x <= heap[0, 0]:
                         break  # the entries after it are smaller
                     size = heap_offer(heap, 0, size, x * x)
             else:
                 for q in range(h):
-                    x = float(CT[q, i])
+                    x = np.float64(CT[q, i])
                     size = heap_offer(heap, 0, size, x * x)
         out[i] = heap_sum(heap, 0, size)
 
