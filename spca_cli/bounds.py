@@ -485,6 +485,7 @@ class RowModel:
         # their :func:`~spca_cli.kernels.rowbound.prefix_values`, sorted by the caller)
         self._prefixes = None if prefixes is None else tuple(prefixes[:3])
         self._prefix_values = None if prefixes is None else prefixes[3]
+        self._worth_prefixes = None  # (whether prefixes repay their sort: decided on first use)
         self._columns = None
 
     @classmethod
@@ -583,15 +584,15 @@ class RowModel:
         whose rows are mostly zero: a sort of each row, repaid by the weight steps that follow
         (each row then stops after its first few hundred entries, or its nonzeros); None
         below, where reading whole rows costs less than sorting them once."""
-        if self._prefixes is None and self._worth_prefixes():
-            self._prefixes = row_prefixes(self.CT, min(PREFIX, max(64, self.size // 4)))
+        if self._prefixes is None and self._worth_prefixes is None:
+            size = self.CT.size
+            # (decided once: the count of nonzeros reads every entry, as a weight step does)
+            self._worth_prefixes = size >= _PREFIX_ENTRIES or (
+                size >= _SPARSE_PREFIX_ENTRIES
+                and np.count_nonzero(self.CT) <= _SPARSE_SHARE * size)
+            if self._worth_prefixes:
+                self._prefixes = row_prefixes(self.CT, min(PREFIX, max(64, self.size // 4)))
         return self._prefixes
-
-    def _worth_prefixes(self):
-        size = self.CT.size
-        return size >= _PREFIX_ENTRIES or (
-            size >= _SPARSE_PREFIX_ENTRIES
-            and np.count_nonzero(self.CT) <= _SPARSE_SHARE * size)
 
     def restrict(self, keep, *, in_place=False):
         """The model on the words where the boolean ``keep`` (shape (m,)) is True.
