@@ -24,9 +24,9 @@ import numpy as np
 
 from spca_cli.kernels.rowbound import (PREFIX, gather_rows, offdiag_top_sums, outside_columns,
                                       prefix_values, restrict_outside_columns, restrict_prefixes,
-                                      row_prefixes)
+                                      row_prefixes, star_rows, star_values)
 
-__all__ = ["single_bounds", "total_bounds", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
+__all__ = ["single_bounds", "total_bounds", "star_total_bound", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
            "eigen_bounds_could_tighten", "below_attained", "eigen_free", "uses_eigenpairs", "trusted",
            "cover_rounding",
@@ -292,7 +292,7 @@ def _proven(attained, bound):
     return bound <= attained * (1.0 + PROVEN_RTOL)
 
 
-def total_bounds(A, k, n_components, eigen, *, row=None):
+def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
     """Upper bounds on max sum_j x_j^T A x_j over K = ``n_components`` disjoint k-sparse unit
     vectors (joint solvers and remove deflation).
 
@@ -315,6 +315,8 @@ def total_bounds(A, k, n_components, eigen, *, row=None):
       and each diagonal entry of E differs from that of the PSD P_perp A P_perp by <= delta.
     * ``weighted row sums (K largest ratios)``: from ``row``, a :class:`RowCertificate` of A
       with ``totals`` holding K (:func:`weighted_row_bound`).
+    * ``weighted row sums of disjoint supports``: from ``model``, the :class:`RowModel` of A
+      (:func:`star_total_bound`; ``lower``, a total some set attains, steers its prices).
 
     Eigenvalue-based terms take each lambda_i's ceiling (:attr:`~spca_cli.spectrum.Eigen.
     ceilings`): theta_i + r_i where no copy of a repeated eigenvalue can be missing before it,
@@ -349,7 +351,101 @@ def total_bounds(A, k, n_components, eigen, *, row=None):
         out.append((best[0], f"rank-{best[1]} split: sketch part + spectral tail"))
     if row is not None and K in row.totals:
         out.append((row.totals[K], f"{ROW_BOUND_SOURCE} ({K} largest ratios)"))
+    if model is not None and K >= 2:
+        out.append((star_total_bound(model, k, K, lower=lower), STAR_SOURCE))
     return out
+
+
+#: Rows of |A'| a disjoint-stars bound (:func:`star_total_bound`) prices at most, and its
+#: entries at most (the candidates' rows are held densely: 400 rows of the fortunes' 14,543
+#: words, 46 MB).
+STAR_ROWS = 400
+_STAR_ENTRIES = 1 << 23
+#: Subgradient steps of the prices.
+_STAR_STEPS = 150
+STAR_SOURCE = "weighted row sums of disjoint supports"
+
+
+def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps=_STAR_STEPS):
+    """An upper bound on max sum_j lambda_max(A'[T_j, T_j]) over K = ``n_components`` disjoint
+    supports of at most k words, from the weighted row sums of ``model`` (:class:`RowModel`,
+    its Cauchy-Schwarz pairs included) and the supports' disjointness.
+
+    For weights w > 0 and a support T, lambda_max(A'_T) <= max_{i in T} R_i(T) with
+    R_i(T) = |A'_ii| + sum_{l in T, l != i} |A'_il| w_l / w_i (Perron-Frobenius and
+    Collatz-Wielandt, as :func:`weighted_row_bound`). Give each topic T_j of a disjoint set its
+    maximising word i_j (its anchor): the anchors and their partners T_j - i_j (at most k - 1
+    each) are distinct words, so the set's total is at most the best "star packing": K distinct
+    anchors, each with at most k - 1 partners, no word used twice, worth sum_j R_{i_j}(T_j).
+    For prices pi >= 0 on the words, adding sum_l pi_l (1 - uses_l) >= 0 and dropping "no word
+    used twice" (a Lagrangian relaxation) bounds that packing by
+
+        L(pi) = sum_l pi_l + (the K largest over words i of v_i(pi)),
+        v_i(pi) = |A'_ii| - pi_i + (the k - 1 largest positive P_il - pi_l, l != i),
+        P_il = |A'_il| w_l / w_i.
+
+    L(0) is the sum of the K largest ratios; the prices are lowered by a projected subgradient
+    step (Polyak's, towards ``lower``, a total some set attains) on the ``rows`` words of
+    largest ratio, the candidates; every other word keeps pi = 0 and has v_i(pi) <= v_i(0) <=
+    the largest ratio outside the candidates, which enters as K copies. w = sqrt(A'_ii + eps):
+    the certificate's own weights equalise every ratio (each is then the single bound, and
+    L(0) is K times it). The smallest L seen, with the rounding slack of the row bound, is
+    returned (inf for an empty model).
+    """
+    K, k = int(n_components), int(k)
+    m = model.size
+    if m == 0 or K <= 0:
+        return 0.0 if m == 0 else np.inf
+    if model.CT is None:  # (a model consumed by an in-place restriction)
+        return np.inf
+    w = model.sqd / max(float(model.sqd.max()), 1e-300)
+    w = np.maximum(w, 1e-300)
+    ratios = (np.abs(model.diag) * w + model.top_sums(w, k - 1)) / w
+    count = min(m, max(K, min(int(rows), _STAR_ENTRIES // m)))
+    cand = np.sort(np.argsort(-ratios, kind="stable")[:count])
+    outside = np.ones(m, dtype=bool)
+    outside[cand] = False
+    # (with every word a candidate, the K copies stand for topics without an anchor: worth 0)
+    cut = float(ratios[outside].max()) if outside.any() else 0.0
+    # the candidates' rows, split into the priced partners (the candidates) and the k - 1
+    # largest of the others, which never carry a price
+    slot = np.full(m, -1, dtype=np.int64)
+    slot[cand] = np.arange(count)
+    near = np.empty((count, count))
+    far_top = np.zeros((count, max(k - 1, 0) if count < m else 0))
+    star_rows(model.CT, model.hpos, model.sqd, w, cand.astype(np.int64), slot, near, far_top)
+    base = np.abs(model.diag[cand])
+    take = max(k - 1, 0)
+    pi = np.zeros(count)
+    values = np.empty(count)
+    partners = np.empty((count, max(take, 1)), dtype=np.int64)
+    slack = 1.0 + _ROUNDING * (K * k + count)
+    best = np.inf
+    theta = 1.0
+    for _ in range(max(int(steps), 1)):
+        star_values(near, far_top, pi, base, take, values, partners)
+        pool = np.concatenate([values, np.full(K, cut)])
+        chosen = np.argpartition(-pool, K - 1)[:K]
+        total = (float(pi.sum()) + float(pool[chosen].sum())) * slack
+        if total < best:
+            best = total
+        elif total > best * (1.0 + 1e-3):
+            theta *= 0.7
+            if theta < 1e-3:
+                break
+        # subgradient on the candidates' prices: 1 - the uses of each in the chosen stars
+        g = np.ones(count)
+        for a in chosen[chosen < count]:
+            g[a] -= 1.0
+            used = partners[a][partners[a] >= 0]
+            np.subtract.at(g, used, 1.0)
+        active = (g < 0.0) | (pi > 0.0)
+        norm2 = float(np.sum(g[active] ** 2))
+        gap = total - lower
+        if norm2 == 0.0 or gap <= 0.0:
+            break
+        pi = np.maximum(pi - theta * gap / norm2 * g, 0.0)
+    return best
 
 
 def eigen_bounds_could_tighten(bounds, attained, eigen, rank):

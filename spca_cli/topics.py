@@ -611,7 +611,8 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
                "total_with_best_topic": float(kept.total), "best_topic_kept": bool(keep_first),
                "best_topic": first, "moves": int(free.moves + kept.moves),
                "resolved": resolved}
-    return found, _bounds.total_bounds(A0, k, n_components, eigen0, row=cert0.bound), summary
+    return found, _bounds.total_bounds(A0, k, n_components, eigen0, row=cert0.bound,
+                                       model=cert0.model, lower=total), summary
 
 
 def _searched_sets(A0, free, first):
@@ -797,7 +798,8 @@ def _run_joint(solver, A0, eigen0, k, n_components, rank, random_state, time_lim
     if "samples" in joint.info and seconds["solve"] > 0:
         seconds["samples_per_second"] = joint.info["samples"] / seconds["solve"]
     t = time.perf_counter()
-    row0 = _bounds.row_certificate(A0, k, totals=(n_components,)).bound
+    cert0 = _bounds.row_certificate(A0, k, totals=(n_components,))
+    row0 = cert0.bound
     single = _bounds.single_bounds(A0, k, eigen0, row=row0)
     seconds["bounds"] = time.perf_counter() - t
     found = []
@@ -808,5 +810,7 @@ def _run_joint(solver, A0, eigen0, k, n_components, rank, random_state, time_lim
     notes = list(joint.notes)
     if joint.time_limited and not notes:
         notes.append(_time_limit_note(solver, "all components"))
-    totals = _bounds.total_bounds(A0, k, n_components, eigen0, row=row0) + list(joint.bounds)
+    attained = float(sum(out.value for out in joint.components))
+    totals = _bounds.total_bounds(A0, k, n_components, eigen0, row=row0, model=cert0.model,
+                                  lower=attained) + list(joint.bounds)
     return found, totals, notes

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
-           "restrict_outside_columns", "row_prefixes", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
+           "restrict_outside_columns", "row_prefixes", "star_rows", "star_values", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
            "branch_and_bound", "branch_and_bound_prefixed"]
 
 
@@ -874,3 +874,88 @@ def branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, d
         stack_ub[depth] = ub
         depth += 1
     return depth, best_value, nodes
+
+
+@njit(cache=True)
+def _insert_largest(vals, idx, size, x, j):
+    """Insert ``x`` (from ``j``) into the descending ``vals[:size]`` of capacity vals.size,
+    dropping the smallest when full; returns the new size."""
+    cap = vals.shape[0]
+    if size < cap:
+        pos = size
+        size += 1
+    elif x > vals[cap - 1]:
+        pos = cap - 1
+    else:
+        return size
+    while pos > 0 and vals[pos - 1] < x:
+        vals[pos] = vals[pos - 1]
+        idx[pos] = idx[pos - 1]
+        pos -= 1
+    vals[pos] = x
+    idx[pos] = j
+    return size
+
+
+@njit(cache=True)
+def star_values(near, far_top, pi, base, take, values, partners):
+    """The priced stars of :func:`~spca_cli.bounds.star_total_bound`: for each candidate row a,
+    ``values[a]`` = base[a] - pi[a] + the ``take`` largest positive among near[a, b] - pi[b]
+    (the candidates b) and far_top[a, :] (partners without a price), and ``partners[a]`` the
+    candidates among them (-1 for a partner without a price, or none)."""
+    count = near.shape[0]
+    vals = np.empty(max(take, 1))[:take]
+    idx = np.empty(max(take, 1), dtype=np.int64)[:take]
+    for a in range(count):
+        size = 0
+        if take > 0:
+            for b in range(count):
+                x = near[a, b] - pi[b]
+                if x > 0.0:
+                    size = _insert_largest(vals, idx, size, x, b)
+            for t in range(far_top.shape[1]):
+                x = far_top[a, t]
+                if x > 0.0:
+                    size = _insert_largest(vals, idx, size, x, -1)
+        total = 0.0
+        for t in range(size):
+            total += vals[t]
+            partners[a, t] = idx[t]
+        for t in range(size, partners.shape[1]):
+            partners[a, t] = -1
+        values[a] = base[a] - pi[a] + total
+
+
+@njit(cache=True, parallel=True)
+def star_rows(CT, hpos, sqd, w, cand, slot, near, far_top):
+    """The rows of the candidates ``cand`` for :func:`star_values`, with P_il = |A'_il| w_l /
+    w_i from the model (exact where i or l has exact entries, Cauchy-Schwarz sqd_i sqd_l
+    elsewhere): near[a, b] = P_{cand[a], cand[b]} (-inf on b = a), far_top[a] the
+    far_top.shape[1] largest P over the words l outside the candidates (``slot[l]`` -1; the
+    others' slot is their candidate index), largest first, 0 past the row's words."""
+    m = hpos.shape[0]
+    take = far_top.shape[1]
+    for a in prange(cand.shape[0]):
+        i = cand[a]
+        p = hpos[i]
+        vals = np.zeros(max(take, 1))[:take]
+        idx = np.empty(max(take, 1), dtype=np.int64)[:take]
+        size = 0
+        for l in range(m):
+            if l == i:
+                continue
+            if p >= 0:
+                c = np.float64(CT[p, l])
+            elif hpos[l] >= 0:
+                c = np.float64(CT[hpos[l], i])
+            else:
+                c = sqd[i] * sqd[l]
+            x = c * w[l] / w[i]
+            b = slot[l]
+            if b >= 0:
+                near[a, b] = x
+            elif take > 0:
+                size = _insert_largest(vals, idx, size, x, l)
+        near[a, a] = -np.inf
+        for t in range(take):
+            far_top[a, t] = vals[t] if t < size else 0.0
