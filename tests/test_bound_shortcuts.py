@@ -67,16 +67,23 @@ def test_real_sample_certificate_with_and_without_prefixes_is_the_same(monkeypat
     """The bundled KOS sample (5,125 active words, every row exact): the prefixes change how
     many entries a weight step reads, not the bound."""
     A = input_gram(load_input(str(KOS_SAMPLE))).gram
+    _with_and_without_prefixes(monkeypatch, A, 1e-4, ("_PREFIX_ENTRIES", "_SPARSE_PREFIX_ENTRIES"))
+
+
+def _with_and_without_prefixes(monkeypatch, A, rtol, switches):
+    """The certificate of every row of A with its prefixes and with the ``switches`` (the
+    sizes from which a model sorts them) turned off: the same iterations and bound."""
     model = bounds.RowModel.of(A, exact_rows=A.n)
     assert model.prefixes is not None
-    fast = bounds.weighted_row_bound(model, 10, rtol=1e-4)
-    monkeypatch.setattr(bounds, "_PREFIX_ENTRIES", 1 << 62)
-    monkeypatch.setattr(bounds, "_SPARSE_PREFIX_ENTRIES", 1 << 62)
+    fast = bounds.weighted_row_bound(model, 10, rtol=rtol)
+    for switch in switches:
+        monkeypatch.setattr(bounds, switch, 1 << 62)
     plain_model = bounds.RowModel.of(A, exact_rows=A.n)
     assert plain_model.prefixes is None
-    plain = bounds.weighted_row_bound(plain_model, 10, rtol=1e-4)
+    plain = bounds.weighted_row_bound(plain_model, 10, rtol=rtol)
     assert fast.iterations == plain.iterations
     assert fast.value == pytest.approx(plain.value, rel=1e-12)
+    return fast, plain
 
 
 def test_short_texts_sparse_rows_read_their_nonzeros_for_the_same_bound(monkeypatch):
@@ -90,15 +97,8 @@ def test_short_texts_sparse_rows_read_their_nonzeros_for_the_same_bound(monkeypa
     corpus = load_input(str(fortunes_csv()), groups="category")
     rows = dict(_group_rows(corpus.groups))["platitudes"]
     A = input_gram(_sub_corpus(corpus, rows, 2)[0]).gram
-    model = bounds.RowModel.of(A, exact_rows=A.n)
-    assert model.CT.size < bounds._PREFIX_ENTRIES and model.prefixes is not None
-    fast = bounds.weighted_row_bound(model, 10, rtol=1e-6)
-    monkeypatch.setattr(bounds, "_SPARSE_PREFIX_ENTRIES", 1 << 62)
-    plain_model = bounds.RowModel.of(A, exact_rows=A.n)
-    assert plain_model.prefixes is None
-    plain = bounds.weighted_row_bound(plain_model, 10, rtol=1e-6)
-    assert fast.iterations == plain.iterations
-    assert fast.value == pytest.approx(plain.value, rel=1e-12)
+    assert A.n * A.n < bounds._PREFIX_ENTRIES
+    fast, plain = _with_and_without_prefixes(monkeypatch, A, 1e-6, ("_SPARSE_PREFIX_ENTRIES",))
     assert fast.entries < 0.2 * plain.entries
 
 
