@@ -362,7 +362,7 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
 STAR_ROWS = 400
 _STAR_ENTRIES = 1 << 23
 #: Subgradient steps of the prices.
-_STAR_STEPS = 150
+_STAR_STEPS = 60
 STAR_SOURCE = "weighted row sums of disjoint supports"
 
 
