@@ -361,8 +361,10 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
 #: words, 46 MB).
 STAR_ROWS = 400
 _STAR_ENTRIES = 1 << 23
-#: Subgradient steps of the prices.
+#: Subgradient steps of the prices at most; they stop after _STAR_PATIENCE steps that did not
+#: lower the bound by _STAR_GAIN.
 _STAR_STEPS = 60
+_STAR_PATIENCE, _STAR_GAIN = 10, 1e-4
 STAR_SOURCE = "weighted row sums of disjoint supports"
 
 
@@ -422,11 +424,15 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
     slack = 1.0 + _ROUNDING * (K * k + count)
     best = np.inf
     theta = 1.0
+    since = 0  # steps since the best fell by _STAR_GAIN
     for _ in range(max(int(steps), 1)):
         star_values(near, far_top, pi, base, take, values, partners)
         pool = np.concatenate([values, np.full(K, cut)])
         chosen = np.argpartition(-pool, K - 1)[:K]
         total = (float(pi.sum()) + float(pool[chosen].sum())) * slack
+        since = 0 if total < best * (1.0 - _STAR_GAIN) else since + 1
+        if since >= _STAR_PATIENCE:
+            break
         if total < best:
             best = total
         elif total > best * (1.0 + 1e-3):
