@@ -389,10 +389,15 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
     L(0) is the sum of the K largest ratios; the prices are lowered by a projected subgradient
     step (Polyak's, towards ``lower``, a total some set attains) on the ``rows`` words of
     largest ratio, the candidates; every other word keeps pi = 0 and has v_i(pi) <= v_i(0) <=
-    the largest ratio outside the candidates, which enters as K copies. w = sqrt(A'_ii + eps):
-    the certificate's own weights equalise every ratio (each is then the single bound, and
-    L(0) is K times it). The smallest L seen, with the rounding slack of the row bound, is
-    returned (inf for an empty model).
+    the largest ratio outside the candidates, which enters as K copies. The smallest L seen,
+    with the rounding slack of the row bound, is returned (inf for an empty model).
+
+    Any w gives a bound; two are tried and the smaller bound kept: w = sqrt(A'_ii + eps), and
+    one step of the weight iteration from it, w <- T(w) / max T(w). On KOS and the KOS sample
+    the first is sharper (0.825 and 0.817 of the default set, against 0.46 and 0.47), on the
+    fortunes the second (0.879 against 0.806). Further steps lose on all three: towards the
+    certificate's own weights, which equalise every ratio (each is then the single bound, and
+    L(0) is K times it).
     """
     K, k = int(n_components), int(k)
     m = model.size
@@ -400,9 +405,17 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
         return 0.0 if m == 0 else np.inf
     if model.CT is None:  # (a model consumed by an in-place restriction)
         return np.inf
-    w = model.sqd / max(float(model.sqd.max()), 1e-300)
-    w = np.maximum(w, 1e-300)
-    ratios = (np.abs(model.diag) * w + model.top_sums(w, k - 1)) / w
+    w = np.maximum(model.sqd / max(float(model.sqd.max()), 1e-300), 1e-300)
+    T = np.abs(model.diag) * w + model.top_sums(w, k - 1)
+    best = _priced_stars(model, k, K, w, T / w, lower, rows, steps)
+    w = np.maximum(T / max(float(T.max()), 1e-300), 1e-300)
+    T = np.abs(model.diag) * w + model.top_sums(w, k - 1)
+    return min(best, _priced_stars(model, k, K, w, T / w, lower, rows, steps))
+
+
+def _priced_stars(model, k, K, w, ratios, lower, rows, steps):
+    """:func:`star_total_bound` at the weights ``w`` (``ratios``: T(w) / w)."""
+    m = model.size
     count = min(m, max(K, min(int(rows), _STAR_ENTRIES // m)))
     cand = np.sort(np.argsort(-ratios, kind="stable")[:count])
     outside = np.ones(m, dtype=bool)
@@ -416,6 +429,11 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
     near = np.empty((count, count))
     far_top = np.zeros((count, max(k - 1, 0) if count < m else 0))
     star_rows(model.CT, model.hpos, model.sqd, w, cand.astype(np.int64), slot, near, far_top)
+    # (the positive entries alone, in compressed rows: a price only lowers an entry, and the
+    # co-occurrence rows of short texts are mostly zero)
+    rows_of, cols_of = np.nonzero(near > 0.0)
+    near_ptr = np.searchsorted(rows_of, np.arange(count + 1)).astype(np.int64)
+    near_idx, near_val = cols_of.astype(np.int64), np.ascontiguousarray(near[rows_of, cols_of])
     base = np.abs(model.diag[cand])
     take = max(k - 1, 0)
     pi = np.zeros(count)
@@ -426,7 +444,7 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
     theta = 1.0
     since = 0  # steps since the best fell by _STAR_GAIN
     for _ in range(max(int(steps), 1)):
-        star_values(near, far_top, pi, base, take, values, partners)
+        star_values(near_ptr, near_idx, near_val, far_top, pi, base, take, values, partners)
         pool = np.concatenate([values, np.full(K, cut)])
         chosen = np.argpartition(-pool, K - 1)[:K]
         total = (float(pi.sum()) + float(pool[chosen].sum())) * slack

@@ -898,19 +898,21 @@ def _insert_largest(vals, idx, size, x, j):
 
 
 @njit(cache=True)
-def star_values(near, far_top, pi, base, take, values, partners):
+def star_values(near_ptr, near_idx, near_val, far_top, pi, base, take, values, partners):
     """The priced stars of :func:`~spca_cli.bounds.star_total_bound`: for each candidate row a,
-    ``values[a]`` = base[a] - pi[a] + the ``take`` largest positive among near[a, b] - pi[b]
-    (the candidates b) and far_top[a, :] (partners without a price), and ``partners[a]`` the
-    candidates among them (-1 for a partner without a price, or none)."""
-    count = near.shape[0]
+    ``values[a]`` = base[a] - pi[a] + the ``take`` largest positive among P_ab - pi[b] (the
+    candidates b, row a of the compressed rows ``near_*``, which hold the positive P_ab alone:
+    prices only lower them) and far_top[a, :] (partners without a price), and ``partners[a]``
+    the candidates among them (-1 for a partner without a price, or none)."""
+    count = near_ptr.shape[0] - 1
     vals = np.empty(max(take, 1))[:take]
     idx = np.empty(max(take, 1), dtype=np.int64)[:take]
     for a in range(count):
         size = 0
         if take > 0:
-            for b in range(count):
-                x = near[a, b] - pi[b]
+            for t in range(near_ptr[a], near_ptr[a + 1]):
+                b = near_idx[t]
+                x = near_val[t] - pi[b]
                 if x > 0.0:
                     size = _insert_largest(vals, idx, size, x, b)
             for t in range(far_top.shape[1]):
