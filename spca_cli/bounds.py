@@ -356,9 +356,8 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
     return out
 
 
-#: Rows of |A'| a disjoint-stars bound (:func:`star_total_bound`) prices at most, and its
-#: entries at most (the candidates' rows are held densely: 400 rows of the fortunes' 14,543
-#: words, 46 MB).
+#: Words a disjoint-stars bound (:func:`star_total_bound`) prices at most, and the entries of
+#: |A'| their rows may read at most (candidates x words: 400 x 14,543 on the fortunes).
 STAR_ROWS = 400
 _STAR_ENTRIES = 1 << 23
 #: Subgradient steps of the prices at most; they stop after _STAR_PATIENCE steps that did not

@@ -369,10 +369,10 @@ PREFIX = 1024
 
 def row_prefixes(CT, length=PREFIX):
     """``(order, lengths, rest)`` for the exact rows ``CT`` (h, n): each row's ``length`` largest
-    entries' positions, largest first (int32), how many of them are nonzero (a row's prefix
-    ends there: every entry after it is 0), and an upper bound on the entries after the first
-    ``lengths[p]`` (the largest left out; 0 when they are all zero, and then a row read to its
-    prefix's end is read in full)."""
+    entries' positions, largest first (int32), how many of them a row reads (its nonzeros when
+    they fit, every entry after them then 0; else ``length``), and an upper bound on the
+    entries after the first ``lengths[p]`` (the largest left out; 0 when they are all zero, and
+    then a row read to its prefix's end is read in full)."""
     h, n = CT.shape
     length = min(int(length), n)
     order = np.empty((h, length), dtype=np.int32)
