@@ -123,7 +123,17 @@ def sigterm_as_exit():
     outputs' temp files, a local Dask cluster. A second SIGTERM does not interrupt that
     cleanup. (SIGKILL runs none: the next run removes what it left, see
     :func:`spca_cli.files.remove_stale`.)"""
-    def terminate(signum, _frame):
+    def terminate(signum, frame):
+        if _in_llvm_callback(frame):
+            # an exception raised here is printed and dropped by the C code that called it
+            # (llvmlite's object-cache hook, while numba compiles a kernel on a first run),
+            # and the run went on to the end: the signal comes again once this thread is
+            # back in Python code of its own
+            import _thread
+            import threading
+
+            threading.Timer(_REDELIVER_SECONDS, _thread.interrupt_main, (signum,)).start()
+            return
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
@@ -144,6 +154,14 @@ def sigterm_as_exit():
         raise cause from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+_REDELIVER_SECONDS = 0.05
+
+
+def _in_llvm_callback(frame):
+    """True when ``frame`` is llvmlite's Python code, which LLVM calls back from C."""
+    return frame is not None and f"{os.sep}llvmlite{os.sep}" in frame.f_code.co_filename
 
 
 def _signal_exception(exc):
