@@ -122,26 +122,28 @@ def sigterm_as_exit():
     temporary block folder of ``ingest --scheduler``, the copy of standard input, atomic
     outputs' temp files, a local Dask cluster. A second SIGTERM does not interrupt that
     cleanup. (SIGKILL runs none: the next run removes what it left, see
-    :func:`spca_cli.files.remove_stale`.)"""
+    :func:`spca_cli.files.remove_stale`.) SIGTERM or Ctrl-C arriving inside an LLVM callback
+    comes again once the main thread is back in its own code (:func:`_redelivered`)."""
     def terminate(signum, frame):
-        if _in_llvm_callback(frame):
-            # an exception raised here is printed and dropped by the C code that called it
-            # (llvmlite's object-cache hook, while numba compiles a kernel on a first run),
-            # and the run went on to the end: the signal comes again once this thread is
-            # back in Python code of its own
-            import _thread
-            import threading
-
-            threading.Timer(_REDELIVER_SECONDS, _thread.interrupt_main, (signum,)).start()
+        if _redelivered(signum, frame):
             return
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise SystemExit(128 + signum)
+
+    def interrupt(signum, frame):
+        if _redelivered(signum, frame):
+            return
+        raise KeyboardInterrupt
 
     try:
         previous = signal.signal(signal.SIGTERM, terminate)
     except ValueError:  # not the main thread: signals are not ours to handle
         yield
         return
+    # (a run started with Ctrl-C ignored, ``spca ... &`` in a script, keeps ignoring it)
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int is signal.default_int_handler:
+        signal.signal(signal.SIGINT, interrupt)
     try:
         yield
     except SystemError as exc:
@@ -154,14 +156,25 @@ def sigterm_as_exit():
         raise cause from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 _REDELIVER_SECONDS = 0.05
 
 
-def _in_llvm_callback(frame):
-    """True when ``frame`` is llvmlite's Python code, which LLVM calls back from C."""
-    return frame is not None and f"{os.sep}llvmlite{os.sep}" in frame.f_code.co_filename
+def _redelivered(signum, frame):
+    """When ``frame`` is llvmlite's Python code, which LLVM calls from C (its object-cache hook,
+    while numba compiles a kernel on a first run), an exception raised there is printed and
+    dropped, and the run went on to the end: the signal is then sent again in
+    :data:`_REDELIVER_SECONDS`, once this thread is back in code of its own, and True returned."""
+    if frame is None or f"{os.sep}llvmlite{os.sep}" not in frame.f_code.co_filename:
+        return False
+    import _thread
+    import threading
+
+    threading.Timer(_REDELIVER_SECONDS, _thread.interrupt_main, (signum,)).start()
+    return True
 
 
 def _signal_exception(exc):

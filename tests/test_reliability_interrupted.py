@@ -173,29 +173,32 @@ def test_sigterm_inside_a_compiled_call_is_the_exit_not_a_system_error():
             raise SystemError("something else")
 
 
-def test_sigterm_inside_an_llvm_callback_comes_again_outside_it():
+@pytest.mark.parametrize("name, stop", [("SIGTERM", SystemExit), ("SIGINT", KeyboardInterrupt)])
+def test_a_signal_inside_an_llvm_callback_comes_again_outside_it(name, stop):
     """On a first run numba compiles kernels, and LLVM calls llvmlite's Python hooks from C,
     which print and drop an exception raised in them (the run then went on to the end, exit
-    0): SIGTERM arriving there is delivered again once the main thread is back in its own
-    code, and the command exits 143."""
+    0): SIGTERM or Ctrl-C arriving there is delivered again once the main thread is back in
+    its own code, and the command exits 143, or as interrupted."""
     import os
     import signal
     import time
 
     from spca_cli.cli import sigterm_as_exit
 
-    hook = compile("def hook():\n    signal.raise_signal(signal.SIGTERM)\n    return 'done'\n",
+    hook = compile(f"def hook():\n    signal.raise_signal(signal.{name})\n    return 'done'\n",
                    os.path.join(os.sep, "site-packages", "llvmlite", "binding", "hook.py"), "exec")
     scope = {"signal": signal}
     exec(hook, scope)
     returned = []
-    with pytest.raises(SystemExit) as stopped:
+    with pytest.raises(stop) as stopped:
         with sigterm_as_exit():
             returned.append(scope["hook"]())  # (no exception inside the hook)
             deadline = time.monotonic() + 5.0
             while time.monotonic() < deadline:
                 time.sleep(0.01)
-    assert returned == ["done"] and stopped.value.code == 143
+    assert returned == ["done"]
+    assert stop is KeyboardInterrupt or stopped.value.code == 143
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def _with_a_worker(body, before=""):
