@@ -124,14 +124,16 @@ def sigterm_as_exit():
     cleanup. (SIGKILL runs none: the next run removes what it left, see
     :func:`spca_cli.files.remove_stale`.) SIGTERM or Ctrl-C arriving inside an LLVM callback
     comes again once the main thread is back in its own code (:func:`_redelivered`)."""
+    timers = []  # the signals to come again (_redelivered), cancelled when the block ends
+
     def terminate(signum, frame):
-        if _redelivered(signum, frame):
+        if _redelivered(signum, frame, timers):
             return
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
     def interrupt(signum, frame):
-        if _redelivered(signum, frame):
+        if _redelivered(signum, frame, timers):
             return
         raise KeyboardInterrupt
 
@@ -155,6 +157,8 @@ def sigterm_as_exit():
             raise
         raise cause from None
     finally:
+        for timer in timers:
+            timer.cancel()
         signal.signal(signal.SIGTERM, previous)
         if previous_int is signal.default_int_handler:
             signal.signal(signal.SIGINT, previous_int)
@@ -163,17 +167,21 @@ def sigterm_as_exit():
 _REDELIVER_SECONDS = 0.05
 
 
-def _redelivered(signum, frame):
+def _redelivered(signum, frame, timers):
     """When ``frame`` is llvmlite's Python code, which LLVM calls from C (its object-cache hook,
     while numba compiles a kernel on a first run), an exception raised there is printed and
     dropped, and the run went on to the end: the signal is then sent again in
-    :data:`_REDELIVER_SECONDS`, once this thread is back in code of its own, and True returned."""
+    :data:`_REDELIVER_SECONDS`, once this thread is back in code of its own (its timer joins
+    ``timers``), and True returned."""
     if frame is None or f"{os.sep}llvmlite{os.sep}" not in frame.f_code.co_filename:
         return False
     import _thread
     import threading
 
-    threading.Timer(_REDELIVER_SECONDS, _thread.interrupt_main, (signum,)).start()
+    timer = threading.Timer(_REDELIVER_SECONDS, _thread.interrupt_main, (signum,))
+    timer.daemon = True
+    timer.start()
+    timers.append(timer)
     return True
 
 

@@ -201,6 +201,24 @@ def test_a_signal_inside_an_llvm_callback_comes_again_outside_it(name, stop):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_a_signal_deferred_as_the_run_ends_ends_with_it():
+    """A Ctrl-C deferred from an LLVM callback in the run's last moments is not delivered after
+    the command has finished (a KeyboardInterrupt traceback in its exit)."""
+    import os
+    import signal
+    import time
+
+    from spca_cli.cli import sigterm_as_exit
+
+    hook = compile("def hook():\n    signal.raise_signal(signal.SIGINT)\n",
+                   os.path.join(os.sep, "site-packages", "llvmlite", "binding", "hook.py"), "exec")
+    scope = {"signal": signal}
+    exec(hook, scope)
+    with sigterm_as_exit():
+        scope["hook"]()
+    time.sleep(0.3)  # (past the re-delivery: nothing comes)
+
+
 def _with_a_worker(body, before=""):
     """A script run in a child process: ``before``, then ``body`` inside a pool of one spawned
     worker started by spca's ``worker_start`` (``pool``)."""
