@@ -28,8 +28,7 @@ def test_star_total_is_never_below_the_best_disjoint_total(seed):
         if rng.random() < 0.4 else A
     k, K = int(rng.integers(1, 5)), int(rng.integers(2, 4))
     best = best_total(view.to_dense(), k, K)
-    if best is None or not np.isfinite(best):
-        pytest.skip("the K supports do not fit")
+    assert best is not None and np.isfinite(best)  # (K <= 3 pieces fit in 4 words or more)
     model = bounds.RowModel.of(view, exact_rows=int(rng.integers(0, n + 1)))
     lower = best * float(rng.choice([0.0, 0.5, 0.99, 1.0]))
     value = bounds.star_total_bound(model, k, K, lower=lower, rows=int(rng.integers(1, n + 2)),
