@@ -247,14 +247,13 @@ def _solve_in_processes(solved, tasks, workers, on_group):
     sent = {}  # future -> group
     results = [None] * len(solved)
     recorded = set()
-    stop = threading.Event()
     failed = []  # what ended the thread's hand-outs (a broken pool), raised by this process
 
     def dispatch():
         running = set()
         try:
-            while not stop.is_set():
-                while len(running) < workers.processes and not stop.is_set():
+            while True:
+                while len(running) < workers.processes:
                     try:
                         i = waiting.popleft()
                     except IndexError:
@@ -307,8 +306,7 @@ def _solve_in_processes(solved, tasks, workers, on_group):
         raise SpcaError("a worker process solving the groups ended abruptly (killed, or out "
                         "of memory?)") from None
     finally:
-        stop.set()
-        waiting.clear()
+        waiting.clear()  # (which ends the thread at its next hand-out)
         for future in list(sent):
             future.cancel()
     return results

@@ -296,7 +296,7 @@ def test_the_parallel_read_sets_aside_what_one_process_does(tmp_path, monkeypatc
         lines.append(json.dumps(dict(obj, id=n, text=text)))
     path = tmp_path / "tweets.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    monkeypatch.setattr(read_module, "_n_workers", lambda: 2)
+    monkeypatch.setattr(read_module, "usable_cores", lambda: 2)
     monkeypatch.setattr(read_module, "PARALLEL_MIN_BYTES", 1 << 62)
     serial = read_corpus(path, min_count=1)
     monkeypatch.setattr(read_module, "PARALLEL_MIN_BYTES", 0)

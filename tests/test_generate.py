@@ -95,8 +95,8 @@ def parallel(monkeypatch):
     import spca_cli.corpus.read as read_module
 
     monkeypatch.setattr(read_module, "PARALLEL_MIN_BYTES", 0)
-    if read_module._n_workers() < 2:
-        monkeypatch.setattr(read_module, "_n_workers", lambda: 2)
+    if read_module.usable_cores() < 2:
+        monkeypatch.setattr(read_module, "usable_cores", lambda: 2)
     return read_module
 
 

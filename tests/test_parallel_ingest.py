@@ -49,7 +49,7 @@ def parallel(monkeypatch):
     import spca_cli.corpus.read as read_module
 
     monkeypatch.setattr(read_module, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(read_module, "_n_workers", lambda: 2)
+    monkeypatch.setattr(read_module, "usable_cores", lambda: 2)
     return read_module
 
 

@@ -105,7 +105,7 @@ def test_the_parallel_reader_names_the_long_line_from_the_file_start(tmp_path, l
     from spca_cli.corpus import read
 
     monkeypatch.setattr(read, "PARALLEL_MIN_BYTES", 1 << 16)
-    monkeypatch.setattr(read, "_n_workers", lambda: 2)
+    monkeypatch.setattr(read, "usable_cores", lambda: 2)
     path = tmp_path / "t.jsonl"
     path.write_text(tweets(3000) + json.dumps({"text": "x" * LIMIT}) + "\n" + tweets(3000))
     assert_error(spca("info", path), too_long(path, 3001))

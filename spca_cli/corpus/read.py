@@ -453,10 +453,6 @@ def _iso(value):
 PARALLEL_MIN_BYTES = 32 << 20
 
 
-def _n_workers():
-    return usable_cores()
-
-
 def _read_chunks(chunks, builder, analyzer, lo, hi, path, documents, keys=None, groups=None):
     """Feed ``(texts, epoch, offset, ids)`` chunks through the time window into ``builder``;
     append each chunk's kept ``(texts, ids)`` as :class:`Strings` to ``documents`` and, when
@@ -631,7 +627,7 @@ class _SharedTexts:
 
 def _parallel_plan(path, kind, text_column, time_column, languages=()):
     """(byte ranges, decided fields) when ``path`` is worth reading in parallel, else None."""
-    workers = _n_workers()
+    workers = usable_cores()
     if kind not in ("jsonl", "text") or workers < 2 or "fork" not in mp.get_all_start_methods():
         return None
     if os.path.getsize(path) < PARALLEL_MIN_BYTES or is_gzip(path):
@@ -668,7 +664,7 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     # (as long as the ranges planned: every range writes within its own bytes)
     shared = _SharedTexts.create(ranges[-1][1]) if ranges else None
     try:
-        with ProcessPoolExecutor(max_workers=min(_n_workers(), len(ranges)),
+        with ProcessPoolExecutor(max_workers=min(usable_cores(), len(ranges)),
                                  mp_context=context, initializer=worker_start) as pool:
             futures = [pool.submit(_read_range, path, kind, analyzer.settings, lo, hi,
                                    text_column, decided, r, languages,
