@@ -97,6 +97,34 @@ def test_local_search_never_lowers_a_start_and_keeps_supports_disjoint():
     assert np.unique(np.concatenate(held)).size == 12
 
 
+def test_the_measured_replacements_are_those_of_the_supports_as_they_are():
+    """The lambda_max of each replacement, kept per topic while its words stay, equals the one
+    measured afresh on the supports the search ends with (mixed-sign and nonnegative)."""
+    rng = np.random.default_rng(5)
+    for nonnegative in (True, False):
+        G = Gram.from_dense(_random_psd(rng, 30, nonnegative))
+        state = improve_set(G, [np.arange(0, 4), np.arange(4, 8), np.arange(8, 12)])
+        for j, support in enumerate(state.supports):
+            words = np.arange(12, 30)
+            positions = np.arange(words.size) % 4
+            expected = [np.linalg.eigvalsh(G.submatrix(np.where(np.arange(4) == p, v, support)))
+                        [-1] for v, p in zip(words, positions)]
+            first = state.replaced_values(j, words, positions)
+            assert np.allclose(first, expected, rtol=1e-12, atol=0)
+            assert np.array_equal(state.replaced_values(j, words[::-1], positions[::-1]),
+                                  first[::-1])
+        # a topic that changes measures its replacements again
+        free = np.setdiff1d(np.arange(30), np.concatenate(state.supports))
+        changed = state.supports[0].copy()
+        changed[1] = free[0]
+        state.apply({0: changed}, state.moved({0: changed})[0])
+        words, positions = free[1:], np.arange(free.size - 1) % 4
+        expected = [np.linalg.eigvalsh(G.submatrix(np.where(np.arange(4) == p, v, changed)))[-1]
+                    for v, p in zip(words, positions)]
+        assert np.allclose(state.replaced_values(0, words, positions), expected, rtol=1e-12,
+                           atol=0)
+
+
 @pytest.fixture(scope="module")
 def sample_runs():
     from spca_cli.corpus import load_input

@@ -74,6 +74,9 @@ class SetState:
         self.allowed = A.active()
         self.columns = [A.columns(s) for s in self.supports]
         self.pairs = [_leading(A, s) for s in self.supports]
+        # per topic, (position, word) -> lambda_max with that replacement, while its words stay
+        # (a step of the search measures the same moves of the topics it did not change again)
+        self._replaced = [{} for _ in self.supports]
 
     @property
     def values(self):
@@ -121,6 +124,19 @@ class SetState:
         out[pick, positions, positions] = self.diag[words]
         return out
 
+    def replaced_values(self, j, words, positions):
+        """lambda_max(A[T', T']) for each T' = T_j with its ``positions[c]``-th word replaced by
+        ``words[c]``: the k x k eigenvalue problems not measured since T_j last changed, solved
+        in one batch."""
+        known = self._replaced[j]
+        keys = list(zip(np.asarray(positions).tolist(), np.asarray(words).tolist()))
+        new = list(dict.fromkeys(key for key in keys if key not in known))
+        if new:
+            ps, vs = (np.array(column, dtype=np.int64) for column in zip(*new))
+            for key, value in zip(new, np.linalg.eigvalsh(self.blocks(j, vs, ps))[:, -1]):
+                known[key] = value
+        return np.array([known[key] for key in keys], dtype=np.float64)
+
     def moved(self, changes):
         """The supports after ``changes`` ({topic: new support}, each one word away from the
         topic's), measured exactly: the new pairs and the total gain."""
@@ -145,6 +161,7 @@ class SetState:
                 if keep[p]:
                     cols[:, p] = self.columns[j][:, old_pos[int(w)]]
             self.supports[j], self.columns[j], self.pairs[j] = support, cols, pairs[j]
+            self._replaced[j] = {}
 
 
 def _largest(M, count):
@@ -247,7 +264,7 @@ def _exact_gains(state, moves):
     gains = np.zeros(len(moves))
     for j, items in wanted.items():
         index, words, positions = (np.array(column) for column in zip(*items))
-        values = np.linalg.eigvalsh(state.blocks(j, words, positions))[:, -1]
+        values = state.replaced_values(j, words, positions)
         np.add.at(gains, index, values - state.pairs[j][0])
     return gains
 
@@ -368,7 +385,7 @@ def _best_replacement(state, j, track, G, free, spent, allowed, candidates):
     vs, ps = vs[keep], ps[keep]
     if not vs.size:
         return offer
-    losses = np.maximum(value - np.linalg.eigvalsh(state.blocks(j, vs, ps))[:, -1], 0.0)
+    losses = np.maximum(value - state.replaced_values(j, vs, ps), 0.0)
     ratios = np.where(spent + losses <= allowed,
                       gain[vs, ps] / np.maximum(losses, 1e-12 * max(value, 1e-300)), -np.inf)
     c = int(np.argmax(ratios))
