@@ -393,8 +393,8 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
 
     Any w gives a bound; two are tried and the smaller bound kept: w = sqrt(A'_ii + eps), and
     one step of the weight iteration from it, w <- T(w) / max T(w). On KOS and the KOS sample
-    the first is sharper (0.825 and 0.817 of the default set, against 0.46 and 0.47), on the
-    fortunes the second (0.879 against 0.806). Further steps lose on all three: towards the
+    the first is sharper (0.82 of the default set, against 0.46-0.47), on the fortunes the
+    second (0.88 against 0.81). Further steps lose on all three: towards the
     certificate's own weights, which equalise every ratio (each is then the single bound, and
     L(0) is K times it).
     """
