@@ -182,36 +182,48 @@ def _largest(M, count):
             for idx in np.argpartition(-flat, count - 1)[:count] if np.isfinite(flat[idx])]
 
 
-def _candidate_moves(state, G, frozen, screened):
-    """The ``screened`` best replacements and swaps by mu-gain, as (gain, {topic: support})."""
-    k, K = state.k, len(state.supports)
-    free = np.array([j not in frozen for j in range(K) for _ in range(k)])
-    words = np.concatenate(state.supports)
+def _move_masks(K, k, frozen):
+    """``(free, blocked)`` of a search with the topics ``frozen``: which of the K k positions
+    may change, and which swaps (q, r) are never made (within a topic, of a frozen position,
+    or r <= q: each pair once)."""
     topic = np.repeat(np.arange(K), k)
+    free = ~np.isin(topic, list(frozen))
+    blocked = (topic[:, None] == topic[None, :]) | ~free[:, None] | ~free[None, :]
+    blocked[np.tril_indices(K * k)] = True
+    return free, blocked
+
+
+def _candidate_moves(state, G, masks, screened):
+    """The ``screened`` best replacements and swaps by mu-gain, best first, as (gain, steps):
+    each step ``(topic, position, word)`` puts the word in that position of the topic.
+    ``masks``: :func:`_move_masks`."""
+    k, K = state.k, len(state.supports)
+    free, blocked = masks
+    words = np.concatenate(state.supports)
     moves = []
     # replace: v from the words no topic holds
     outside = ~state.used() & state.allowed
     R = np.where(outside[:, None] & free[None, :], G, -np.inf)
     for gain, (v, q) in _largest(R, screened):
-        j, p = divmod(q, k)
-        support = state.supports[j].copy()
-        support[p] = v
-        moves.append((gain, {j: support}))
+        moves.append((gain, (divmod(q, k) + (v,),)))
     # swap: q of topic j and r of topic l change places; G[words[r], q] + G[words[q], r]
     if K > 1:
         Gu = G[words]  # Gu[r, q]: words[r] in place of the q-th word
         W = Gu + Gu.T
-        W[topic[:, None] == topic[None, :]] = -np.inf
-        W[~free, :] = -np.inf
-        W[:, ~free] = -np.inf
-        W[np.tril_indices_from(W)] = -np.inf  # each pair once
+        W[blocked] = -np.inf
         for gain, (q, r) in _largest(W, screened):
-            (j, p), (l, s) = divmod(q, k), divmod(r, k)
-            sj, sl = state.supports[j].copy(), state.supports[l].copy()
-            sj[p], sl[s] = words[r], words[q]
-            moves.append((gain, {j: sj, l: sl}))
+            moves.append((gain, (divmod(q, k) + (int(words[r]),),
+                                 divmod(r, k) + (int(words[q]),))))
     moves.sort(key=lambda move: -move[0])
     return moves
+
+
+def _changes(state, steps):
+    """{topic: its support after ``steps``} (:func:`_candidate_moves`)."""
+    changes = {}
+    for j, p, v in steps:
+        changes.setdefault(j, state.supports[j].copy())[p] = v
+    return changes
 
 
 def improve_set(A, supports, *, frozen=(), max_moves=1000, screened=SCREENED):
@@ -239,13 +251,14 @@ def improve_set(A, supports, *, frozen=(), max_moves=1000, screened=SCREENED):
     frozen = set(int(j) for j in frozen)
     state.moves, state.start_total = 0, state.total
     G = state.gains()
+    masks = _move_masks(len(state.supports), state.k, frozen)
     while state.moves < max_moves:
-        moves = [changes for _, changes in _candidate_moves(state, G, frozen, screened)]
+        moves = [steps for _, steps in _candidate_moves(state, G, masks, screened)]
         gains = _exact_gains(state, moves)
         threshold = MIN_GAIN * max(state.total, 1e-300)
         if not gains.size or gains.max() <= threshold:
             break
-        changes = moves[int(np.argmax(gains))]
+        changes = _changes(state, moves[int(np.argmax(gains))])
         pairs, _ = state.moved(changes)
         state.apply(changes, pairs)
         state.gains(list(changes), out=G)  # (a topic's gains depend on its own words only)
@@ -254,13 +267,12 @@ def improve_set(A, supports, *, frozen=(), max_moves=1000, screened=SCREENED):
 
 
 def _exact_gains(state, moves):
-    """The exact gain of every move ({topic: support one word away}), the k x k eigenvalue
+    """The exact gain of every move (steps of :func:`_candidate_moves`), the k x k eigenvalue
     problems of each topic solved in one batch."""
     wanted = {}  # topic -> [(move, word, position)]
-    for m, changes in enumerate(moves):
-        for j, support in changes.items():
-            p = int(np.flatnonzero(support != state.supports[j])[0])
-            wanted.setdefault(j, []).append((m, int(support[p]), p))
+    for m, steps in enumerate(moves):
+        for j, p, v in steps:
+            wanted.setdefault(j, []).append((m, v, p))
     gains = np.zeros(len(moves))
     for j, items in wanted.items():
         index, words, positions = (np.array(column) for column in zip(*items))
