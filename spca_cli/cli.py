@@ -834,8 +834,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, groups,
     if groups is not None:
         for flag, given in (("--assignments", assignments is not None),
                             ("--scheduler", scheduler is not None),
-                            ("--include", bool(include)), ("--exclude", bool(exclude)),
-                            ("--format html", output_format == "html")):
+                            ("--include", bool(include)), ("--exclude", bool(exclude))):
             if given:
                 raise click.UsageError(f"{flag} does not apply with --by")
     else:
@@ -887,6 +886,7 @@ def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, 
     from spca_cli.corpus import MatrixInput
     from spca_cli.documents import add_documents
     from spca_cli.groups import EARLY_WORKERS_BYTES, GroupWorkers, run_groups
+    from spca_cli.page import render_groups_page
     from spca_cli.report import GROUP, GROUPS, grouped_to_dict, render_grouped
 
     start = time.perf_counter()
@@ -923,7 +923,8 @@ def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, 
                 click.echo(f"Warning: {group[GROUP]}: {note}", err=True)
     width = (shutil.get_terminal_size((100, 24)).columns
              if output is None and sys.stdout.isatty() else None)
-    _write_outputs(render_grouped(doc, output_format, width=width), output)
+    _write_outputs(render_groups_page(doc) if output_format == "html"
+                   else render_grouped(doc, output_format, width=width), output)
 
 
 #: The output format a ``-o`` file's extension asks for when ``--format`` is not given: a user

@@ -1,4 +1,5 @@
-"""The pages a person looks at: ``spca topics --format html`` and ``spca daily``'s index.html.
+"""The pages a person looks at: ``spca topics --format html`` (with ``--by``, one page of every
+group) and ``spca daily``'s index.html.
 
 Both are pure functions from the report dictionaries the JSON outputs are made of
 (:func:`spca_cli.report.to_dict`, the daily ``YYYY-MM-DD.json``) to one self-contained HTML
@@ -21,10 +22,12 @@ import html
 import math
 
 from spca_cli import trends
-from spca_cli.report import DUPLICATES_SET_ASIDE, LEGEND, set_aside_text
+from spca_cli.report import (BUDGET, BY, DISTINCTIVE_LEGEND, DUPLICATES_SET_ASIDE, GROUP, GROUPS,
+                             LEGEND, NOT_SOLVED, distinctive_cells, set_aside_text,
+                             shown_distinctive)
 
-__all__ = ["render_topics_page", "render_index_page", "word_bars", "certificate_bar",
-           "documents_list", "STYLE"]
+__all__ = ["render_topics_page", "render_groups_page", "render_index_page", "word_bars",
+           "certificate_bar", "documents_list", "STYLE"]
 
 STYLE = """
 *, *::before, *::after { box-sizing: border-box; }
@@ -222,27 +225,31 @@ def _figures_table(component):
         for name, value in rows) + "</table>")
 
 
-def topic_body(component, n_documents):
+def topic_body(component, n_documents, level=3):
     """A topic's words (bar chart) beside its certificate, coherence, coverage and figures,
-    then its top documents; a figure the component lacks is left out."""
+    then its top documents; a figure the component lacks is left out. Its headings are
+    ``<h{level}>``."""
+    def heading(text):
+        return f"<h{level}>{text}</h{level}>"
+
     figures = []
     certificate = certificate_bar(component)
     if certificate:
-        figures += ["<h3>Certificate</h3>", certificate]
+        figures += [heading("Certificate"), certificate]
     coherence = _number(component.get("coherence"))
     if coherence is not None:
-        figures += ["<h3>Coherence</h3>", _coherence_bar(coherence)]
+        figures += [heading("Coherence"), _coherence_bar(coherence)]
     coverage = component.get("coverage")
     if isinstance(coverage, dict) and _coverage_bar(coverage, n_documents):
-        figures += ["<h3>Coverage</h3>", _coverage_bar(coverage, n_documents)]
+        figures += [heading("Coverage"), _coverage_bar(coverage, n_documents)]
     figures.append(_figures_table(component))
     parts = ['<div class="panels">',
-             f'<div class="words"><h3>Words</h3>'
+             f'<div class="words">{heading("Words")}'
              f'{word_bars(component["words"], component.get("weights"))}</div>',
              '<div class="figures">' + "".join(figures) + "</div>", "</div>"]
     documents = documents_list(component.get("top_documents"))
     if documents:
-        parts += ["<h3>Top documents</h3>", documents]
+        parts += [heading("Top documents"), documents]
     return "\n".join(parts)
 
 
@@ -250,22 +257,17 @@ def _short_name(component, count=3):
     return trends.NAME_SEPARATOR.join(component["words"][:count])
 
 
-def _header_facts(doc):
-    """The run's header as (name, html) pairs: what was read, how, and the set's totals."""
-    inp, params = doc["input"], doc.get("params") or {}
-    documents = ""
-    if inp.get("documents") is not None:
-        documents = f"{inp['documents']:,}"
-        set_aside = set_aside_text(inp.get(DUPLICATES_SET_ASIDE)).rstrip(", ")
-        if set_aside:
-            documents += f" ({set_aside})"
-    solver = ", ".join([doc["solver"]] + [f"{name}={params[name]}" for name in
-                                          ("k", "components", "rank", "deflation", "seed")
-                                          if params.get(name) is not None])
-    facts = [("input", _e(inp["path"]))]
-    if documents:
-        facts.append(("documents", _e(documents)))
-    facts += [("words", _e(f"{inp['words']:,}")), ("solver", _e(solver))]
+def _solver_text(doc):
+    params = doc.get("params") or {}
+    return ", ".join([doc["solver"]] + [f"{name}={params[name]}" for name in
+                                        ("k", "components", "rank", "deflation", "seed")
+                                        if params.get(name) is not None])
+
+
+def _total_facts(doc):
+    """A topics document's totals as (name, html) pairs: mean coherence, what the topics
+    explain together and, for disjoint topics, the bound on that and its certified ratio."""
+    facts = []
     if doc.get("mean_coherence") is not None:
         facts.append(("mean coherence", _data(doc["mean_coherence"],
                                               f"{doc['mean_coherence']:.3f}",
@@ -282,6 +284,22 @@ def _header_facts(doc):
                       _data(doc["total_certified_ratio"], f"{doc['total_certified_ratio']:.4f}",
                             "total-certified-ratio")))
     return facts
+
+
+def _header_facts(doc):
+    """The run's header as (name, html) pairs: what was read, how, and the set's totals."""
+    inp = doc["input"]
+    documents = ""
+    if inp.get("documents") is not None:
+        documents = f"{inp['documents']:,}"
+        set_aside = set_aside_text(inp.get(DUPLICATES_SET_ASIDE)).rstrip(", ")
+        if set_aside:
+            documents += f" ({set_aside})"
+    facts = [("input", _e(inp["path"]))]
+    if documents:
+        facts.append(("documents", _e(documents)))
+    facts += [("words", _e(f"{inp['words']:,}")), ("solver", _e(_solver_text(doc)))]
+    return facts + _total_facts(doc)
 
 
 def _facts_list(facts):
@@ -320,6 +338,86 @@ def render_topics_page(doc):
                  topic_body(c, n_documents), "</section>"]
     body.append(_legend())
     return _page(f"Topics of {doc['input']['path']}", body)
+
+
+def _least_certified(group):
+    ratios = [c["certified_ratio"] for c in group["components"]]
+    return min(ratios) if ratios else None
+
+
+# word and topic as text, the shares and the lift as numbers
+_DISTINCTIVE_CELLS = ("<td>", "<td>", '<td class="num">', '<td class="num">', '<td class="num">')
+
+
+def _distinctive_table(doc, group):
+    """The group's distinctive words shown (the text table's columns), or "" without any."""
+    entries = shown_distinctive(doc, group)
+    if not entries:
+        return ""
+    header = "".join(f'<th scope="col">{name}</th>' for name in
+                     ("word", "topic", "in group", "elsewhere", "lift"))
+    rows = "".join("<tr>" + "".join(f"{opening}{_e(cell)}</td>" for opening, cell in
+                                    zip(_DISTINCTIVE_CELLS, distinctive_cells(e))) + "</tr>"
+                   for e in entries)
+    return (f'<div class="scroll"><table class="distinctive"><tr>{header}</tr>{rows}</table>'
+            "</div>")
+
+
+def _group_section(doc, number, group):
+    """One group: its size, then (solved) its proof budget and totals, its topics as the
+    topics page draws them and its distinctive words; (not solved) why."""
+    anchor = f"group-{number}"
+    size = f"{group['documents']:,} documents, {group['words']:,} words"
+    parts = [f'<section class="group" id="{anchor}">',
+             f'<h2>{_e(group[GROUP])} <span class="meta">{_e(size)}</span></h2>']
+    if group[NOT_SOLVED]:
+        parts += [f'<p class="note">Not solved: {_e(group[NOT_SOLVED])}</p>', "</section>"]
+        return parts
+    facts = []
+    if group.get(BUDGET) is not None and doc["solver"] == "auto":
+        facts.append(("proof budget", _e(f"{group[BUDGET]:.3g} s of work per topic")))
+    parts += [_facts_list(facts + _total_facts(group)), *_notes(group.get("notes"))]
+    for c in group["components"]:
+        parts += [f'<section class="topic" id="{anchor}-topic-{c["index"]}">',
+                  f'<h3 class="name">Topic {c["index"]} '
+                  f'<span class="meta">{_e(_short_name(c))}</span></h3>',
+                  topic_body(c, group["documents"], level=4), "</section>"]
+    table = _distinctive_table(doc, group)
+    if table:
+        parts += ["<h3>Distinctive words</h3>", table]
+    parts.append("</section>")
+    return parts
+
+
+def render_groups_page(doc):
+    """``spca topics --by --format html``: the run's header, the groups (each a link, with its
+    documents and its least certified topic, or why it was not solved), then per group its
+    proof budget and totals, its topics as :func:`render_topics_page` draws them, and its
+    distinctive words; then the legends."""
+    inp, groups = doc["input"], doc[GROUPS]
+    solved = sum(1 for g in groups if not g[NOT_SOLVED])
+    title = f"Topics of {inp['path']} by {doc[BY]}"
+    facts = [("input", _e(inp["path"])), ("by", _e(doc[BY])),
+             ("documents", _e(f"{inp['documents']:,}")), ("words", _e(f"{inp['words']:,}")),
+             ("groups", _e(f"{len(groups)}, {solved} solved")),
+             ("solver", _e(_solver_text(doc)))]
+    body = ["<header>", f"<h1>{_e(title)}</h1>", _facts_list(facts), "</header>",
+            *_notes(doc.get("notes"))]
+    items = []
+    for number, g in enumerate(groups, 1):
+        least = _least_certified(g)
+        what = ("not solved" if g[NOT_SOLVED] else
+                f"least certified {least:.4f}" if least is not None else "no topics")
+        items.append(f'<li><a href="#group-{number}">{_e(g[GROUP])}</a> '
+                     f'<span class="meta">{g["documents"]:,} documents &middot; {what}</span>'
+                     "</li>")
+    body.append('<nav><h2>Groups</h2><ol>' + "".join(items)
+                + '</ol><p><a href="#legend">What the figures mean</a></p></nav>')
+    for number, g in enumerate(groups, 1):
+        body += _group_section(doc, number, g)
+    body += [_legend(), _facts_list([(name, _e(meaning))
+                                     for name, meaning in DISTINCTIVE_LEGEND])]
+    return _page(title, body)
 
 
 # ---------------------------------------------------------------------- the daily index

@@ -11,7 +11,8 @@ import io
 import json
 
 __all__ = ["to_dict", "render", "render_json", "render_table", "render_csv", "render_markdown",
-           "grouped_to_dict", "render_grouped", "FORMATS", "LEGEND", "set_search_text"]
+           "grouped_to_dict", "render_grouped", "distinctive_cells", "shown_distinctive",
+           "FORMATS", "LEGEND", "DISTINCTIVE_LEGEND", "set_search_text"]
 
 FORMATS = ("table", "json", "csv", "markdown")
 #: the ``input`` field (and ``spca info``'s) of the documents set aside as duplicates, by reason:
@@ -390,15 +391,21 @@ def _group_doc(doc, g):
                            DUPLICATES_SET_ASIDE: None}}
 
 
+def distinctive_cells(entry):
+    """A distinctive word's row as the tables print it: word, topic, in group, elsewhere, lift."""
+    return [entry["word"], str(entry["topic"]), _share(entry["share"]),
+            _share(entry["share_elsewhere"]), _lift(entry)]
+
+
+def shown_distinctive(doc, group):
+    """The distinctive words of ``group`` the outputs show: its first ``params.distinctive``."""
+    return group[DISTINCTIVE][:doc["params"].get("distinctive", 5)]
+
+
 def _distinctive_rows(doc):
-    """The tables' rows: the first ``params.distinctive`` words of each group."""
-    rows = []
-    keep = doc["params"].get("distinctive", 5)
-    for g in doc[GROUPS]:
-        for e in g[DISTINCTIVE][:keep]:
-            rows.append([g[GROUP], e["word"], str(e["topic"]), _share(e["share"]),
-                         _share(e["share_elsewhere"]), _lift(e)])
-    return rows
+    """The tables' rows: the distinctive words shown of each group."""
+    return [[g[GROUP], *distinctive_cells(e)] for g in doc[GROUPS]
+            for e in shown_distinctive(doc, g)]
 
 
 _DISTINCTIVE_HEADER = ["group", "word", "topic", "in group", "elsewhere", "lift"]

@@ -166,6 +166,38 @@ def test_small_groups_are_reported_not_solved_in_every_format(tmp_path):
     assert tiny["not_solved"] == "4 words in 2+ documents, fewer than the 6 its topics need"
 
 
+def test_the_page_of_the_groups_shows_each_group_with_the_json_figures(tmp_path):
+    """--format html with --by: a section per group (a hostile name escaped), the topics with
+    the JSON's exact figures, the distinctive words, the group not solved with its reason, and
+    every link of the list resolving."""
+    from _html_pages import network_loads, page_parts, unresolved_anchors
+
+    path = _small_corpus(tmp_path)
+    hostile = "<b>pets & co</b>"
+    path.write_text(path.read_text(encoding="utf-8").replace("pets", hostile), encoding="utf-8")
+    args = (path, "--by", "kind", "-k", "3", "-c", "2", "--keep-duplicates", "--quiet")
+    doc = _json(*args)
+    page_path = tmp_path / "groups.html"
+    result = spca("topics", *args, "-o", page_path)
+    assert result.exit_code == 0, result.output
+    page = page_path.read_text(encoding="utf-8")
+    parts = page_parts(page)
+    assert hostile not in page and "&lt;b&gt;pets &amp; co&lt;/b&gt;" in page
+    assert unresolved_anchors(page) == [] and network_loads(page) == []
+    assert [i for i in parts.ids if re.fullmatch(r"group-\d+", i)] == ["group-1", "group-2",
+                                                                       "group-3"]
+    solved = [g for g in doc["groups"] if g["not_solved"] is None]
+    assert parts.data["certified-ratio"] == [c["certified_ratio"] for g in solved
+                                             for c in g["components"]]
+    assert parts.data["total-explained-variance"] == [g["total_explained_variance"]
+                                                      for g in solved]
+    assert "Not solved: 3 documents, fewer than 20" in parts.text
+    assert "Distinctive words" in parts.text
+    money = next(g for g in solved if g["group"] == "money")
+    first = money["distinctive_words"][0]
+    assert f"{first['word']} {first['topic']} {first['share']:.1%}" in parts.text
+
+
 def test_an_empty_or_missing_value_is_the_none_group(tmp_path):
     path = tmp_path / "t.jsonl"
     lines = []

@@ -1,6 +1,6 @@
 """The pages as a browser shows them: headless Chromium renders ``spca topics --format html``
-(the bundled KOS sample) and ``spca daily``'s index.html (days of the airline tweets) at a
-desktop's width (1280 px) and a phone's (390 px).
+(the bundled KOS sample; the airline tweets ``--by airline``) and ``spca daily``'s index.html
+(days of the airline tweets) at a desktop's width (1280 px) and a phone's (390 px).
 
 For each: a screenshot of the asked size that is not blank, and the DOM after layout, read back
 through a copy of the page with a small probe script at its end (the pages themselves have no
@@ -153,6 +153,24 @@ def test_the_topics_page_in_a_browser(topics_page, tmp_path):
     _check_page(topics_page, ["header dl.facts", "nav a", "section.topic", "table.bars",
                               "svg.bar", ".certificate", ".coherence", ".coverage", "ol.docs li",
                               "#legend"], tmp_path)
+
+
+@pytest.fixture(scope="module")
+def groups_page(airline_csv_path, tmp_path_factory):
+    path = tmp_path_factory.mktemp("groups") / "groups.html"
+    result = spca("topics", airline_csv_path, "--by", "airline", "-k", "6", "-c", "2",
+                  "--budget", "0", "-o", path, "-q")
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_the_groups_page_in_a_browser(groups_page, tmp_path):
+    """Six airlines: each a section with its topics and its distinctive words."""
+    page = groups_page.read_text(encoding="utf-8")
+    assert len(re.findall(r'<section class="group" id="group-\d+">', page)) == 6
+    _check_page(groups_page, ["header dl.facts", "nav a", "section.group", "section.topic",
+                              "table.bars", "svg.bar", ".certificate", ".coherence",
+                              "table.distinctive", "ol.docs li", "#legend"], tmp_path)
 
 
 @pytest.fixture(scope="module")
