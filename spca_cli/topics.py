@@ -575,8 +575,11 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
         eigen = (None if "incumbent" in spec.inputs else
                  eigenpairs(view, max(rank + 1, 2), start=eigen0.basis, tol=CANDIDATE_TOL,
                             previous=(A0, eigen0)))
+        # (a solver that can stop once the topic is certified SET_CERTIFIED, auto, does: its
+        # budget is then left to the topics still waiting)
         available = {"eigen": eigen, "rank": rank, "random_state": random_state,
-                     "time_limit": time_limit, "forced": None, "incumbent": out}
+                     "time_limit": time_limit, "forced": None, "incumbent": out,
+                     "goal": SET_CERTIFIED}
         options = (solver_options if budget is None
                    else {**solver_options, "budget": max(budget, 0.0) / waiting})
         again = _solve(spec, view, k, available, certificate, options, seconds)

@@ -388,7 +388,7 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None):
 
 
 def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=None,
-           forced=None):
+           forced=None, goal=1.0):
     """Phases 2 and 3 from ``incumbent`` (a SolverOutput on ``A``), as a ladder of targets.
 
     Each rung takes a target theta = LB / ratio (ratio from :data:`_LADDER`, ending at 1):
@@ -409,6 +409,9 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
 
     ``forced``: the words every support must hold (the incumbent holds them); the bound and
     the proof are then for the best support holding them.
+
+    ``goal``: the ladder stops once a rung at or above this ratio is proved (the topic is then
+    certified at least ``goal``); 1 runs it to the proof of optimality.
     """
     work = _Work(work_units, time_limit)
     if certificate is None:
@@ -416,7 +419,7 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     if forced is not None:
         forced = np.asarray(forced, dtype=np.int64)
     found = _ladder(A, k, np.asarray(incumbent.indices, dtype=np.int64), float(incumbent.value),
-                    certificate, work, _INNER_DEPTH, forced=forced)
+                    certificate, work, _INNER_DEPTH, forced=forced, goal=goal)
     found[4]["work"] = work.spent
     return found
 
@@ -446,9 +449,10 @@ def _inner_bound(A, k, model, root, best_set, work, depth):
     return bound
 
 
-def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None):
+def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None, goal=1.0):
     """:func:`search`'s ladder, spending ``work``; ``depth``: how many levels of (k-1)-word
-    searches may serve its screening (:func:`_inner_bound`); ``forced`` as :func:`search`."""
+    searches may serve its screening (:func:`_inner_bound`); ``forced``, ``goal`` as
+    :func:`search`."""
     model, root = certificate.model, certificate.bound
     source = ROW_BOUND_SOURCE
     if forced is not None:
@@ -527,6 +531,9 @@ def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None):
             if ratio == 1.0:
                 finished = True
                 bound = lower
+            elif lower >= goal * bound:
+                stopped = "goal"
+                break
         else:
             if max(theta, lower, open_bound) < bound:
                 bound, source = max(theta, lower, open_bound), ANYTIME_SOURCE
@@ -540,14 +547,15 @@ def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None):
 
 
 def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certificate, name,
-           budget=None, forced=None, incumbent=None):
+           budget=None, forced=None, incumbent=None, goal=1.0):
     if incumbent is None:
         incumbent, found_by = _incumbent(A, k, eigen, rank, random_state, forced)
     else:
         found_by = incumbent.info.get("found_by", "incumbent")
     best_set, value, bound, finished, info = search(A, k, incumbent, certificate=certificate,
                                                     time_limit=time_limit,
-                                                    work_units=work_units, forced=forced)
+                                                    work_units=work_units, forced=forced,
+                                                    goal=goal)
     improved = value > incumbent.value * (1.0 + 1e-10)  # not a rounding-level "gain"
     if improved:
         found_by = "branch and bound"
@@ -635,13 +643,15 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
 
 
 def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AUTO_BUDGET,
-         certificate=None, forced=None, incumbent=None):
+         certificate=None, forced=None, incumbent=None, goal=1.0):
     """The best of TPower, the rank-``rank`` spannogram and greedy, certified by the weighted
     row bound and closed by a bounded search: ``budget`` nominal seconds (default 3), counted
     as :data:`WORK_PER_SECOND` entries of |A'| visited per second, so the result is the same on
     a busy machine; ``time_limit`` adds a wall-clock limit. ``info["found_by"]`` names the
     method whose topic was kept; ``exact`` says whether the search proved it optimal.
-    ``forced``, ``incumbent``: as for :func:`exact`.
+    ``forced``, ``incumbent``: as for :func:`exact`. ``goal``: the search ends once the topic
+    is certified at least this (:func:`search`; the set's topics solved again on their views
+    ask for 0.99), 1 (the default) when proved optimal.
 
     Examples
     --------
@@ -659,5 +669,5 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                   time_limit=time_limit, work_units=budget * WORK_PER_SECOND,
                   certificate=certificate, name="auto", budget=budget, forced=forced,
-                  incumbent=incumbent)
+                  incumbent=incumbent, goal=check_float("goal", goal, 0.0, 1.0))
 

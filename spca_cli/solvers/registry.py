@@ -37,8 +37,10 @@ __all__ = ["COMMON_INPUTS", "Interval", "Choice", "Boolean", "Unchecked", "Param
 #: solver that does not take ``forced``.
 #: ``incumbent``: a topic of the view already in hand (the joint set's); a solver that takes
 #: it (exact, auto) starts its proof search from it instead of running its cheap solvers.
+#: ``goal``: the certified ratio the pipeline needs of that topic; a solver that takes it
+#: (auto) may stop its proof search there instead of at the proof of optimality.
 COMMON_INPUTS = ("eigen", "rank", "random_state", "time_limit", "certificate", "forced",
-                 "incumbent")
+                 "incumbent", "goal")
 
 
 # ---------------------------------------------------------------------- constraints
@@ -299,7 +301,7 @@ def _build():
             Param("budget", Interval(float, 0), flag="--budget", metavar="SECONDS",
                   help="seconds of branch and bound per topic [default: 3]"),
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit", "certificate",
-                             "forced", "incumbent"})),
+                             "forced", "incumbent", "goal"})),
         SolverSpec("bipartite", joint=True, check_work=bipartite_work, params=(
             Param("samples", positive_int, optional=True, flag="--samples", metavar="N",
                   help="sampled sketch directions"),
