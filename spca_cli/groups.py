@@ -45,6 +45,7 @@ import scipy.sparse as sp
 from spca_cli.corpus.core import Corpus
 from spca_cli.errors import SpcaError, SpcaParameterError
 from spca_cli.params import DEFAULTS, FitError, resolve_deflation
+from spca_cli.report import DUPLICATES_SET_ASIDE, counted
 from spca_cli.solvers.registry import solver_spec
 
 __all__ = ["GroupOutcome", "GroupedResult", "GroupWorkers", "run_groups", "group_name", "NO_GROUP",
@@ -408,13 +409,14 @@ eigensolver
         outcome = GroupOutcome(name=group_name(value), documents=int(rows.size),
                                words=int(columns.size), corpus=sub, columns=columns)
         if rows.size < min_documents:
-            outcome.not_solved = f"{rows.size:,} documents, fewer than {min_documents:,}"
+            outcome.not_solved = f"{counted(rows.size, 'document')}, fewer than {min_documents:,}"
         elif columns.size < needed:
-            outcome.not_solved = (f"{columns.size:,} words in {min_count}+ documents, fewer "
-                                  f"than the {needed:,} its topics need")
+            outcome.not_solved = (f"{counted(columns.size, 'word')} in {min_count}+ documents, "
+                                  f"fewer than the {needed:,} its topics need")
         outcomes.append((outcome, rows))
     solved = [o for o, _ in outcomes if o.not_solved is None]
-    notes = []
+    notes = [] if solved else [f"no group was solved: each has fewer than {min_documents:,} "
+                               "documents or too few words (each group's not_solved says which)"]
     shared = solver == "auto" and solver_options.get("budget") is None
     total = sum(o.documents for o in solved)
     if shared and solved:
@@ -445,7 +447,7 @@ eigensolver
             results = _solve_in_processes(solved, tasks, own, on_group)
     for outcome, (result, refused) in zip(solved, results):
         outcome.result, outcome.not_solved = result, refused
-    _add_distinctive(corpus, [o for o, _ in outcomes])
+    _add_distinctive(corpus, outcomes)
     seconds["groups"] = time.perf_counter() - start
     params = {"k": k, "components": n_components, "rank": rank,
               "deflation": None if solver_spec(solver).joint else deflation,
@@ -459,8 +461,6 @@ eigensolver
     summary = {"path": str(corpus.path), "documents": corpus.n_documents,
                "words": corpus.n_words, "nonzeros": corpus.nnz,
                "paths": list(corpus.paths or [corpus.path])}
-    from spca_cli.report import DUPLICATES_SET_ASIDE
-
     summary[DUPLICATES_SET_ASIDE] = corpus.duplicates
     return GroupedResult(by=str(by), input=summary, solver=solver, params=params,
                          groups=[o for o, _ in outcomes], seconds=seconds, notes=notes)
@@ -468,17 +468,16 @@ eigensolver
 
 def _add_distinctive(corpus, outcomes):
     """Each solved group's topic words with the share of its documents holding each and the
-    share of the other documents that do, ranked (see the module)."""
+    share of the other documents that do, ranked (see the module). ``outcomes``: (outcome, its
+    rows) pairs (by rows, not by name: a value written "(none)" is not the empty value)."""
     present = sp.csr_array(corpus.S)
     present = sp.csr_array((np.ones(present.nnz), present.indices, present.indptr),
                            shape=present.shape)
     total = np.asarray(present.sum(axis=0)).ravel()
     n = corpus.n_documents
-    rows_of = dict(_group_rows(corpus.groups))
-    for outcome in outcomes:
+    for outcome, rows in outcomes:
         if outcome.result is None:
             continue
-        rows = rows_of["" if outcome.name == NO_GROUP else outcome.name]
         first_topic = {}
         for topic in outcome.result.components:
             for index in topic.indices:

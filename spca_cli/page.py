@@ -23,7 +23,7 @@ import math
 
 from spca_cli import trends
 from spca_cli.report import (BUDGET, BY, DISTINCTIVE_LEGEND, DUPLICATES_SET_ASIDE, GROUP, GROUPS,
-                             LEGEND, NOT_SOLVED, distinctive_cells, set_aside_text,
+                             LEGEND, NOT_SOLVED, counted, distinctive_cells, set_aside_text,
                              shown_distinctive)
 
 __all__ = ["render_topics_page", "render_groups_page", "render_index_page", "word_bars",
@@ -69,6 +69,8 @@ ol.docs { padding-left: 1.4rem; margin: 0.3rem 0; }
 ol.docs li { margin: 0.35rem 0; }
 .text { overflow-wrap: anywhere; }
 .note { background: #fff8c5; padding: 0.3rem 0.6rem; border-radius: 4px; }
+.padded { white-space: pre-wrap; }
+table.distinctive td.word { max-width: 16rem; overflow-wrap: anywhere; }
 @media (max-width: 40rem) {
   body { padding: 0.6rem; }
   dl.facts { grid-template-columns: minmax(0, 1fr); }
@@ -87,6 +89,22 @@ _SHARE_COLOUR = "#8250df"
 
 def _e(text):
     return html.escape(str(text), quote=True)
+
+
+def _isolated(text):
+    """Corpus text inside a line of the page's own: escaped and bidi-isolated, so that a
+    right-to-left word or a stray direction override (U+202E) stays within it instead of
+    reordering the numbers around it."""
+    return f"<bdi>{_e(text)}</bdi>"
+
+
+def _group_label(name):
+    """A group's name as shown: isolated, and quoted with its spaces kept when it has leading
+    or trailing whitespace or is nothing but whitespace (" Delta " is another group than
+    "Delta", and a blank name would be an empty link)."""
+    if name and name == name.strip():
+        return _isolated(name)
+    return f'<bdi class="padded">&ldquo;{_e(name)}&rdquo;</bdi>'
 
 
 def _data(value, text, name):
@@ -205,7 +223,8 @@ def documents_list(items):
         where = [f"score {_data(score, f'{score:.2f}', 'score')}"] if score is not None else []
         where += [_document_where(item)] if _document_where(item) else []
         rows.append(f'<li><span class="meta">{" &middot; ".join(where)}</span>'
-                    + (f'<br><span class="text">{_e(text)}</span>' if text else "") + "</li>")
+                    + (f'<br><span class="text" dir="auto">{_e(text)}</span>' if text else "")
+                    + "</li>")
     return '<ol class="docs">' + "".join(rows) + "</ol>" if rows else ""
 
 
@@ -286,15 +305,19 @@ def _total_facts(doc):
     return facts
 
 
+def _documents_text(inp):
+    """The input's documents, with the duplicates set aside ("" for a matrix)."""
+    if inp.get("documents") is None:
+        return ""
+    documents = f"{inp['documents']:,}"
+    set_aside = set_aside_text(inp.get(DUPLICATES_SET_ASIDE)).rstrip(", ")
+    return f"{documents} ({set_aside})" if set_aside else documents
+
+
 def _header_facts(doc):
     """The run's header as (name, html) pairs: what was read, how, and the set's totals."""
     inp = doc["input"]
-    documents = ""
-    if inp.get("documents") is not None:
-        documents = f"{inp['documents']:,}"
-        set_aside = set_aside_text(inp.get(DUPLICATES_SET_ASIDE)).rstrip(", ")
-        if set_aside:
-            documents += f" ({set_aside})"
+    documents = _documents_text(inp)
     facts = [("input", _e(inp["path"]))]
     if documents:
         facts.append(("documents", _e(documents)))
@@ -329,12 +352,13 @@ def render_topics_page(doc):
     body = ["<header>", f"<h1>Topics of {_e(doc['input']['path'])}</h1>",
             _facts_list(_header_facts(doc)), "</header>", *_notes(doc.get("notes"))]
     body.append('<nav><h2>Topics</h2><ol>' + "".join(
-        f'<li><a href="#topic-{c["index"]}">{_e(_short_name(c))}</a> '
+        f'<li><a href="#topic-{c["index"]}">{_isolated(_short_name(c))}</a> '
         f'<span class="meta">certified {c["certified_ratio"]:.4f}</span></li>'
         for c in comps) + '</ol><p><a href="#legend">What the figures mean</a></p></nav>')
     for c in comps:
         body += [f'<section class="topic" id="topic-{c["index"]}">',
-                 f'<h2>Topic {c["index"]} <span class="meta">{_e(_short_name(c))}</span></h2>',
+                 f'<h2>Topic {c["index"]} <span class="meta">{_isolated(_short_name(c))}</span>'
+                 "</h2>",
                  topic_body(c, n_documents), "</section>"]
     body.append(_legend())
     return _page(f"Topics of {doc['input']['path']}", body)
@@ -346,7 +370,8 @@ def _least_certified(group):
 
 
 # word and topic as text, the shares and the lift as numbers
-_DISTINCTIVE_CELLS = ("<td>", "<td>", '<td class="num">', '<td class="num">', '<td class="num">')
+_DISTINCTIVE_CELLS = ('<td class="word">', "<td>", '<td class="num">', '<td class="num">',
+                      '<td class="num">')
 
 
 def _distinctive_table(doc, group):
@@ -367,9 +392,9 @@ def _group_section(doc, number, group):
     """One group: its size, then (solved) its proof budget and totals, its topics as the
     topics page draws them and its distinctive words; (not solved) why."""
     anchor = f"group-{number}"
-    size = f"{group['documents']:,} documents, {group['words']:,} words"
+    size = f"{counted(group['documents'], 'document')}, {counted(group['words'], 'word')}"
     parts = [f'<section class="group" id="{anchor}">',
-             f'<h2>{_e(group[GROUP])} <span class="meta">{_e(size)}</span></h2>']
+             f'<h2>{_group_label(group[GROUP])} <span class="meta">{_e(size)}</span></h2>']
     if group[NOT_SOLVED]:
         parts += [f'<p class="note">Not solved: {_e(group[NOT_SOLVED])}</p>', "</section>"]
         return parts
@@ -380,7 +405,7 @@ def _group_section(doc, number, group):
     for c in group["components"]:
         parts += [f'<section class="topic" id="{anchor}-topic-{c["index"]}">',
                   f'<h3 class="name">Topic {c["index"]} '
-                  f'<span class="meta">{_e(_short_name(c))}</span></h3>',
+                  f'<span class="meta">{_isolated(_short_name(c))}</span></h3>',
                   topic_body(c, group["documents"], level=4), "</section>"]
     table = _distinctive_table(doc, group)
     if table:
@@ -398,8 +423,8 @@ def render_groups_page(doc):
     solved = sum(1 for g in groups if not g[NOT_SOLVED])
     title = f"Topics of {inp['path']} by {doc[BY]}"
     facts = [("input", _e(inp["path"])), ("by", _e(doc[BY])),
-             ("documents", _e(f"{inp['documents']:,}")), ("words", _e(f"{inp['words']:,}")),
-             ("groups", _e(f"{len(groups)}, {solved} solved")),
+             ("documents", _e(_documents_text(inp))), ("words", _e(f"{inp['words']:,}")),
+             ("groups", _e(f"{len(groups):,}, {solved:,} solved")),
              ("solver", _e(_solver_text(doc)))]
     body = ["<header>", f"<h1>{_e(title)}</h1>", _facts_list(facts), "</header>",
             *_notes(doc.get("notes"))]
@@ -408,9 +433,9 @@ def render_groups_page(doc):
         least = _least_certified(g)
         what = ("not solved" if g[NOT_SOLVED] else
                 f"least certified {least:.4f}" if least is not None else "no topics")
-        items.append(f'<li><a href="#group-{number}">{_e(g[GROUP])}</a> '
-                     f'<span class="meta">{g["documents"]:,} documents &middot; {what}</span>'
-                     "</li>")
+        items.append(f'<li><a href="#group-{number}">{_group_label(g[GROUP])}</a> '
+                     f'<span class="meta">{counted(g["documents"], "document")} &middot; {what}'
+                     "</span></li>")
     body.append('<nav><h2>Groups</h2><ol>' + "".join(items)
                 + '</ol><p><a href="#legend">What the figures mean</a></p></nav>')
     for number, g in enumerate(groups, 1):
@@ -452,7 +477,7 @@ def _sparkline(track, days, top):
 
 
 def _track_link(track):
-    return f'<a href="#t{track.number}">{_e(track.name)}</a>'
+    return f'<a href="#t{track.number}">{_isolated(track.name)}</a>'
 
 
 def _day_link(day):
@@ -472,7 +497,7 @@ def _tracks_table(tracks, days):
         seen = (_day_link(present[0]) if len(present) == 1
                 else f"{_day_link(present[0])} to {_day_link(latest)}")
         rows.append(f'<tr id="t{track.number}"><td><a href="#d{_e(latest)}-'
-                    f'{track.days[latest][0]}">{_e(track.name)}</a><br><span class="meta">'
+                    f'{track.days[latest][0]}">{_isolated(track.name)}</a><br><span class="meta">'
                     f"{len(present)} day{'s' if len(present) != 1 else ''}: {seen}</span></td>"
                     f'<td class="num">{_percent(trends.mean_share(track))}</td>'
                     f"<td>{_sparkline(track, days, top)}</td></tr>")
@@ -521,7 +546,7 @@ def _day_section(report, today, existing):
     n_documents = report.get("documents")
     for comp in comps:
         track = today.get(comp["index"])
-        title = _track_link(track) if track is not None else _e(_short_name(comp))
+        title = _track_link(track) if track is not None else _isolated(_short_name(comp))
         new = (' <span class="meta">(new)</span>'
                if track is not None and min(track.days) == day else "")
         parts += [f'<div class="topic" id="d{_e(day)}-{comp["index"]}">',

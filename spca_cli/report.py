@@ -11,7 +11,7 @@ import io
 import json
 
 __all__ = ["to_dict", "render", "render_json", "render_table", "render_csv", "render_markdown",
-           "grouped_to_dict", "render_grouped", "distinctive_cells", "shown_distinctive",
+           "grouped_to_dict", "render_grouped", "distinctive_cells", "shown_distinctive", "counted",
            "FORMATS", "LEGEND", "DISTINCTIVE_LEGEND", "set_search_text"]
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -381,8 +381,13 @@ def _lift(entry):
     return f"{entry['lift']:.2f}"
 
 
+def counted(n, noun):
+    """``n`` with thousands separators and ``noun``, plural but for 1: "1 document"."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def _group_title(g):
-    return f"{g[GROUP]}: {g['documents']:,} documents, {g['words']:,} words"
+    return f"{g[GROUP]}: {counted(g['documents'], 'document')}, {counted(g['words'], 'word')}"
 
 
 def _group_doc(doc, g):

@@ -655,11 +655,13 @@ def _shared_budget_note(note, spec, budget, out):
     solved again share: its note names that budget, which is what ``--budget`` sets."""
     if not note.startswith(f"{spec.name}: certified") or "proof budget" not in note:
         return note
+    from spca_cli.solvers.exact import longer_budget
+
     ratio = out.value / min(b for b, _ in out.bounds)
     flag = spec.param("budget").flag
     return (f"{spec.name}: certified {ratio:.4f} on its view (the other topics' words left out) when "
             f"the proof budget the set's topics share ({budget:.3g} s of work) ran out; a "
-            f"longer proof: {flag} {4 * budget:.3g}")
+            f"longer proof: {flag} {longer_budget(budget):.3g}")
 
 
 def _others(supports, j):

@@ -174,7 +174,8 @@ def test_the_page_of_the_groups_shows_each_group_with_the_json_figures(tmp_path)
 
     path = _small_corpus(tmp_path)
     hostile = "<b>pets & co</b>"
-    path.write_text(path.read_text(encoding="utf-8").replace("pets", hostile), encoding="utf-8")
+    text = path.read_text(encoding="utf-8").replace("pets", hostile).replace("money", " שקל ")
+    path.write_text(text, encoding="utf-8")
     args = (path, "--by", "kind", "-k", "3", "-c", "2", "--keep-duplicates", "--quiet")
     doc = _json(*args)
     page_path = tmp_path / "groups.html"
@@ -182,7 +183,9 @@ def test_the_page_of_the_groups_shows_each_group_with_the_json_figures(tmp_path)
     assert result.exit_code == 0, result.output
     page = page_path.read_text(encoding="utf-8")
     parts = page_parts(page)
-    assert hostile not in page and "&lt;b&gt;pets &amp; co&lt;/b&gt;" in page
+    assert hostile not in page and "<bdi>&lt;b&gt;pets &amp; co&lt;/b&gt;</bdi>" in page
+    # a right-to-left name is isolated from the counts beside it, its spaces shown in quotes
+    assert '<bdi class="padded">&ldquo; שקל &rdquo;</bdi>' in page
     assert unresolved_anchors(page) == [] and network_loads(page) == []
     assert [i for i in parts.ids if re.fullmatch(r"group-\d+", i)] == ["group-1", "group-2",
                                                                        "group-3"]
@@ -193,9 +196,35 @@ def test_the_page_of_the_groups_shows_each_group_with_the_json_figures(tmp_path)
                                                       for g in solved]
     assert "Not solved: 3 documents, fewer than 20" in parts.text
     assert "Distinctive words" in parts.text
-    money = next(g for g in solved if g["group"] == "money")
+    money = next(g for g in solved if g["group"] == " שקל ")
     first = money["distinctive_words"][0]
     assert f"{first['word']} {first['topic']} {first['share']:.1%}" in parts.text
+
+
+def test_a_value_written_none_a_one_document_group_and_no_group_solved(tmp_path):
+    """A group whose value is the text "(none)" is a group like any other (its own rows give
+    its distinctive words), a group of one document says "1 document", and a run that solves
+    no group says so in a note."""
+    rows = [("(none)", ["cats dogs fur paws vet", "fish tank water pump filter"][i % 2])
+            for i in range(30)]
+    rows += [("money", ["stocks bonds market trade price", "bank loan rate debt credit"][i % 2])
+             for i in range(30)]
+    rows.append(("alone", "gold silver copper"))
+    path = tmp_path / "none.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([("kind", "text"), *rows])
+    doc = _json(path, "--by", "kind", "-k", "3", "-c", "2", "--keep-duplicates")
+    groups = {g["group"]: g for g in doc["groups"]}
+    pets = {w["word"] for w in groups["(none)"]["distinctive_words"]}
+    assert pets <= {"cats", "dogs", "fur", "paws", "vet", "fish", "tank", "water", "pump",
+                    "filter"} and all(w["share"] == 0.5 for w in
+                                      groups["(none)"]["distinctive_words"])
+    assert groups["alone"]["not_solved"] == "1 document, fewer than 20"
+    assert not any(note.startswith("no group was solved") for note in doc["notes"])
+    doc = _json(path, "--by", "kind", "-k", "3", "-c", "2", "--keep-duplicates",
+                "--min-documents", "40")
+    assert "no group was solved: each has fewer than 40 documents or too few words (each " \
+           "group's not_solved says which)" in doc["notes"]
 
 
 def test_an_empty_or_missing_value_is_the_none_group(tmp_path):

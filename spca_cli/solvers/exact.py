@@ -45,8 +45,8 @@ from spca_cli.kernels.rowbound import (branch_and_bound_prefixed, offdiag_top_su
                                       prefix_values, row_prefixes, top_square_sums)
 from spca_cli.solvers._base import check_float, check_k, finish_component, with_notes
 
-__all__ = ["exact", "auto", "OPTIMAL_SOURCE", "PROVED_SOURCE", "ANYTIME_SOURCE", "AUTO_BUDGET",
-           "WORK_PER_SECOND"]
+__all__ = ["exact", "auto", "longer_budget", "OPTIMAL_SOURCE", "PROVED_SOURCE", "ANYTIME_SOURCE",
+           "AUTO_BUDGET", "WORK_PER_SECOND"]
 
 OPTIMAL_SOURCE = "branch and bound: optimal"
 PROVED_SOURCE = "branch and bound: nothing above"
@@ -578,7 +578,7 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
 
         flag = solver_spec("auto").param("budget").flag
         warnings.warn(f"auto: certified {value / bound:.4f} when its proof budget ({budget:.3g} s "
-                      f"of work) ran out; a longer proof: {flag} {4 * budget:.3g}",
+                      f"of work) ran out; a longer proof: {flag} {longer_budget(budget):.3g}",
                       ConvergenceWarning, stacklevel=3)
     if not finished and name == "exact":
         warnings.warn(f"exact: not proved optimal ({stopped}); the topic is the best found and "
@@ -587,6 +587,12 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
     if improved:
         return finish_component(A, best_set, **facts)
     return finish_component(A, incumbent.indices, incumbent.weights, **facts)
+
+
+def longer_budget(budget):
+    """The budget a note suggests for a longer proof than ``budget`` gave: four times it, or
+    the default for a budget of 0."""
+    return 4 * budget if budget > 0 else AUTO_BUDGET
 
 
 def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certificate=None,
