@@ -410,8 +410,9 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     ``forced``: the words every support must hold (the incumbent holds them); the bound and
     the proof are then for the best support holding them.
 
-    ``goal``: the ladder stops once a rung at or above this ratio is proved (the topic is then
-    certified at least ``goal``); 1 runs it to the proof of optimality.
+    ``goal``: the ladder does not start, or stops after a rung it proves, once the topic is
+    certified at least this (value / bound, a better topic found on the way included); 1 runs
+    it to the proof of optimality.
     """
     work = _Work(work_units, time_limit)
     if certificate is None:
@@ -477,6 +478,11 @@ def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None, goal=1
     stopped = None  # None: the work or the clock ran out
     most = _MAX_BRANCH if work.left is not None else _MAX_DENSE
     inner = None  # a bound on every (k-1)-word support, once a rung needed one
+    if goal < 1.0 and lower >= goal * bound:
+        # certified enough by the row bound alone
+        info.update({"nodes": 0, "proved_ratios": [], "bound_source": source,
+                     "stopped": "goal"})
+        return best_set, lower, bound, False, info
     if (work.left is not None and work.left < _screening_cost(root)
             and bound > lower * (1.0 + 1e-12)):
         # the first screening round alone would spend the budget, and a search that stops
@@ -657,7 +663,7 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
     method whose topic was kept; ``exact`` says whether the search proved it optimal.
     ``forced``, ``incumbent``: as for :func:`exact`. ``goal``: the search ends once the topic
     is certified at least this (:func:`search`; the set's topics solved again on their views
-    ask for 0.99), 1 (the default) when proved optimal.
+    ask for 0.99), 1 (the default) when it is proved optimal.
 
     Examples
     --------
