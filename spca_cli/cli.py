@@ -787,7 +787,9 @@ def _topic_kwargs(kwargs):
                                                               "markdown", "html"]),
               default=None, help="Output format [default: from the -o file's extension "
                                  "(.json, .csv, .md, .html), else table].")
-@click.option("-o", "--output", metavar="FILE", help="Write the result here instead of stdout.")
+@click.option("-o", "--output", metavar="FILE",
+              callback=lambda ctx, param, value: None if value == "-" else value,
+              help="Write the result here instead of stdout ('-': stdout).")
 @click.option("--include", metavar="WORD[,WORD...]",
               help="Every topic contains these words (at most k); its bound and --solver "
                    "exact's proof are for topics containing them.")

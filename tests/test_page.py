@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+import os
 
 import pytest
 
@@ -85,6 +86,10 @@ def test_without_o_the_page_goes_to_stdout(kos_outputs, tmp_path):
     # the format from the extension, as for .json and .md
     result = spca("topics", *KOS_RUN, "-o", tmp_path / "t.htm", "-q")
     assert (tmp_path / "t.htm").read_text(encoding="utf-8") == page
+    # "-o -" is stdout, as in other command-line tools, not a file named "-"
+    result = spca("topics", *KOS_RUN, "--format", "html", "-o", "-", "-q")
+    assert result.exit_code == 0 and result.stdout == page
+    assert not os.path.exists("-")
 
 
 def test_corpus_text_is_escaped_everywhere(kos_outputs):
