@@ -424,7 +424,7 @@ def render_groups_page(doc):
     title = f"Topics of {inp['path']} by {doc[BY]}"
     facts = [("input", _e(inp["path"])), ("by", _e(doc[BY])),
              ("documents", _e(_documents_text(inp))), ("words", _e(f"{inp['words']:,}")),
-             ("groups", _e(f"{len(groups):,}, {solved:,} solved")),
+             ("groups", _e(f"{len(groups):,} ({solved:,} solved)")),
              ("solver", _e(_solver_text(doc)))]
     body = ["<header>", f"<h1>{_e(title)}</h1>", _facts_list(facts), "</header>",
             *_notes(doc.get("notes"))]
