@@ -342,17 +342,21 @@ class _Coherence:
         self.pair_sum = float(off.sum() / 2)
         self.row = off.sum(axis=1)  # NPMI of word p with the others
         self.support = support
+        self._replaced = None  # replaced(), made on first use after each update
 
     @property
     def value(self):
         return self.pair_sum / self.pairs if self.pairs else 0.0
 
     def replaced(self):
-        """(n, k): the topic's mean NPMI with word v in place of its p-th word."""
-        k = self.support.size
-        with_v = self.np_all.sum(axis=1)[:, None] - self.np_all  # v against the others
-        return (self.pair_sum - self.row[None, :] + with_v) / self.pairs if k > 1 else \
-            np.zeros_like(self.np_all)
+        """(n, k): the topic's mean NPMI with word v in place of its p-th word (made once per
+        support: the offers and their checks read it many times)."""
+        if self._replaced is None:
+            k = self.support.size
+            with_v = self.np_all.sum(axis=1)[:, None] - self.np_all  # v against the others
+            self._replaced = ((self.pair_sum - self.row[None, :] + with_v) / self.pairs
+                              if k > 1 else np.zeros_like(self.np_all))
+        return self._replaced
 
 
 @dataclass
