@@ -328,13 +328,25 @@ class _Coherence:
 
     def __init__(self, B, df, n_documents, support):
         self.B, self.df, self.n = B, df, n_documents
+        self.support = self.np_all = None
         self.update(support)
+
+    def _npmi_with(self, words):
+        """(n, len(words)): the NPMI of every word with each of ``words``, from the co-document
+        counts."""
+        counts = (self.B.T @ self.B[:, words]).toarray()
+        return npmi_pairs(counts, self.df[:, None], self.df[words][None, :], self.n)
 
     def update(self, support):
         support = np.asarray(support, dtype=np.int64)
-        counts = (self.B.T @ self.B[:, support]).toarray()  # (n, k): co-document counts
-        self.np_all = npmi_pairs(counts, self.df[:, None], self.df[support][None, :],
-                                 self.n)
+        if self.support is None or self.support.size != support.size:
+            self.np_all = self._npmi_with(support)
+        else:
+            # a column depends on its own word alone: only the words replaced are counted again
+            moved = np.flatnonzero(support != self.support)
+            if moved.size:
+                self.np_all = self.np_all.copy()
+                self.np_all[:, moved] = self._npmi_with(support[moved])
         inner = self.np_all[support]
         k = support.size
         self.pairs = k * (k - 1) / 2
