@@ -50,8 +50,8 @@ SET_CERTIFIED = 0.99
 #: the share of its variance each topic of the set may give up for coherence (NPMI over the
 #: documents; :func:`~spca_cli.solvers.setsearch.polish_coherence`). Without the trade the set's
 #: mean NPMI is 0.240 (KOS sample), 0.178 (fortunes), 0.249 (KOS), 0.060 (airline tweets); at
-#: 0.01 it is 0.273, 0.231, 0.288, 0.171 for 0.4-0.6% of the total, each topic still certified
-#: >= 0.99 by the row bound alone. At 0.01 :data:`COHERENCE_FLOOR` is what stops the trade on
+#: 0.01 it is 0.273, 0.231, 0.288, 0.174 for 0.4-0.7% of the total, each topic still certified
+#: >= 0.99. At 0.01 :data:`COHERENCE_FLOOR` is what stops the trade on
 #: all four (0.02 gives the same topics); below it the trade stops earlier (at 0.005 the NPMI
 #: is 0.263 and 0.217 on the KOS sample and the fortunes)
 COHERENCE_SHARE = 0.01
