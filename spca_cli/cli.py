@@ -835,8 +835,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, groups,
     output_format = output_format or _format_of(output)
     if groups is not None:
         for flag, given in (("--assignments", assignments is not None),
-                            ("--scheduler", scheduler is not None),
-                            ("--include", bool(include)), ("--exclude", bool(exclude))):
+                            ("--scheduler", scheduler is not None)):
             if given:
                 raise click.UsageError(f"{flag} does not apply with --by")
     else:
@@ -855,7 +854,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, groups,
                    "disjoint topics jointly", err=True)
     if groups is not None:
         _topics_by_group(inputs, groups, min_documents, distinctive, output_format, output,
-                         n_documents, labels, quiet, topic_kwargs, kwargs)
+                         n_documents, labels, quiet, topic_kwargs, kwargs, include, exclude)
         return
     start = time.perf_counter()
     data = load_from_options(inputs, labels=labels, quiet=quiet, scheduler=scheduler, **kwargs)
@@ -882,7 +881,7 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, groups,
 
 
 def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, output,
-                     n_documents, labels, quiet, topic_kwargs, kwargs):
+                     n_documents, labels, quiet, topic_kwargs, kwargs, include, exclude):
     """``spca topics --by``: the corpus read once with its groups, then each group's topics
     (:func:`spca_cli.groups.run_groups`) and the distinctive words."""
     from spca_cli.corpus import MatrixInput
@@ -915,7 +914,7 @@ def _topics_by_group(inputs, groups, min_documents, distinctive, output_format, 
                 solver_options=_solver_options(given["solver"], solver_given),
                 min_documents=min_documents, distinctive=distinctive,
                 seconds={"ingest": ingest_seconds}, on_group=on_group, jobs=None,
-                workers=workers)
+                workers=workers, include=include, exclude=exclude)
     doc = grouped_to_dict(result, lambda d, corpus: add_documents(d, corpus, n_documents))
     if not quiet:
         for note in doc["notes"]:

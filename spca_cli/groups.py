@@ -341,9 +341,24 @@ def _sub_corpus(corpus, rows, min_count):
     return sub, columns
 
 
-def _words_needed(solver, k, n_components, deflation):
+def _words_needed(solver, k, n_components, deflation, shared=0):
+    """The words a group's topics need: k, or k x components for disjoint topics, of which the
+    ``shared`` included words count once (every topic holds them)."""
     disjoint = deflation in ("joint", "remove") or solver_spec(solver).joint
-    return k * n_components if disjoint else k
+    return shared + (k - shared) * n_components if disjoint else k
+
+
+def _group_constraints(corpus, include, exclude, *, solver, k, n_components, deflation):
+    """``(include, exclude)``: the words as the corpus spells them, checked once for the whole
+    run on its vocabulary (:func:`~spca_cli.constraints.resolve`: a word it lacks, more included
+    words than k, ... are one error, not one per group); ``([], [])`` without any."""
+    from spca_cli.constraints import resolve
+
+    found = resolve(corpus.vocabulary, include, exclude, k=k, n_components=n_components,
+                    deflation=deflation, joint=solver if solver_spec(solver).joint else None)
+    if found is None:
+        return [], []
+    return list(found.include_words), list(found.exclude_words)
 
 
 def run_groups(corpus, *, by, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
@@ -351,7 +366,7 @@ def run_groups(corpus, *, by, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
                time_limit=None, solver_options=None, eigensolver="auto",
                min_documents=DEFAULT_MIN_DOCUMENTS, distinctive=DEFAULT_DISTINCTIVE,
-               seconds=None, on_group=None, jobs=1, workers=None):
+               seconds=None, on_group=None, jobs=1, workers=None, include=None, exclude=None):
     """The topics of each group of ``corpus`` (a :class:`Corpus` read with ``groups``).
 
     Parameters
@@ -380,6 +395,11 @@ eigensolver
     workers : GroupWorkers, optional
         Worker processes started before (while the corpus was read), used instead of new ones
         when more than one process is worth it (``jobs``); the caller ends them.
+    include, exclude : list of str or str, optional
+        As :func:`~spca_cli.topics.run_topics` takes them, checked once on the corpus's
+        vocabulary; every group's topics hold the included words (a group whose vocabulary
+        lacks one is not solved, with the word named), and an excluded word is left out of the
+        groups that have it.
 
     Returns
     -------
@@ -402,14 +422,24 @@ eigensolver
     start = time.perf_counter()
     min_count = int(corpus.options.get("min_count") or 1)
     deflation = resolve_deflation(solver, deflation)
-    needed = _words_needed(solver, k, n_components, deflation)
-    outcomes = []
+    if include and deflation == "joint":
+        deflation = "remove"  # (as run_topics does: topics holding the same words are not disjoint)
+    include, exclude = _group_constraints(corpus, include, exclude, solver=solver, k=k,
+                                          n_components=n_components, deflation=deflation)
+    needed = _words_needed(solver, k, n_components, deflation, shared=len(include))
+    outcomes, held = [], []
     for value, rows in _group_rows(corpus.groups):
         sub, columns = _sub_corpus(corpus, rows, min_count)
         outcome = GroupOutcome(name=group_name(value), documents=int(rows.size),
                                words=int(columns.size), corpus=sub, columns=columns)
+        words = set(map(str, corpus.vocabulary[columns])) if include or exclude else set()
+        lacking = [w for w in include if w not in words]
+        held.append([w for w in exclude if w in words])
         if rows.size < min_documents:
             outcome.not_solved = f"{counted(rows.size, 'document')}, fewer than {min_documents:,}"
+        elif lacking:
+            outcome.not_solved = (f'"{lacking[0]}" is not among its words (those in {min_count}+ '
+                                  "of its documents)")
         elif columns.size < needed:
             outcome.not_solved = (f"{counted(columns.size, 'word')} in {min_count}+ documents, "
                                   f"fewer than the {needed:,} its topics need")
@@ -425,7 +455,8 @@ eigensolver
                      "of work per topic), each in proportion to its documents (the budget of "
                      f"each group is in its report); {flag} S gives every group S")
     tasks = []
-    for outcome in solved:
+    excluded = [words for (o, _), words in zip(outcomes, held) if o.not_solved is None]
+    for outcome, leave_out in zip(solved, excluded):
         options = dict(solver_options)
         if shared:
             # (three significant digits: the budget is printed in notes and reports)
@@ -436,7 +467,8 @@ eigensolver
         tasks.append(dict(solver=solver, k=k, n_components=n_components, rank=rank,
                           deflation=deflation, random_state=random_state,
                           time_limit=time_limit, solver_options=options,
-                          eigensolver=eigensolver))
+                          eigensolver=eigensolver, include=include or None,
+                          exclude=leave_out or None))
     jobs = _jobs(jobs, solved, random_state)
     if jobs == 1:
         results = list(_solve_here(solved, tasks, on_group))
@@ -458,6 +490,8 @@ eigensolver
     params.update({key: val for key, val in solver_options.items() if val is not None})
     if eigensolver != "auto":
         params["eigensolver"] = eigensolver
+    if include or exclude:
+        params.update({"include": include, "exclude": exclude})
     summary = {"path": str(corpus.path), "documents": corpus.n_documents,
                "words": corpus.n_words, "nonzeros": corpus.nnz,
                "paths": list(corpus.paths or [corpus.path])}

@@ -23,8 +23,8 @@ import math
 
 from spca_cli import trends
 from spca_cli.report import (BUDGET, BY, DISTINCTIVE_LEGEND, DUPLICATES_SET_ASIDE, GROUP, GROUPS,
-                             LEGEND, NOT_SOLVED, counted, distinctive_cells, set_aside_text,
-                             shown_distinctive)
+                             LEGEND, NOT_SOLVED, constraints_text, counted, distinctive_cells,
+                             set_aside_text, shown_distinctive)
 
 __all__ = ["render_topics_page", "render_groups_page", "render_index_page", "word_bars",
            "certificate_bar", "documents_list", "STYLE"]
@@ -425,7 +425,7 @@ def render_groups_page(doc):
     facts = [("input", _e(inp["path"])), ("by", _e(doc[BY])),
              ("documents", _e(_documents_text(inp))), ("words", _e(f"{inp['words']:,}")),
              ("groups", _e(f"{len(groups):,} ({solved:,} solved)")),
-             ("solver", _e(_solver_text(doc)))]
+             ("solver", _e(_solver_text(doc) + constraints_text(doc["params"])))]
     body = ["<header>", f"<h1>{_e(title)}</h1>", _facts_list(facts), "</header>",
             *_notes(doc.get("notes"))]
     items = []

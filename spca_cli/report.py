@@ -12,7 +12,7 @@ import json
 
 __all__ = ["to_dict", "render", "render_json", "render_table", "render_csv", "render_markdown",
            "grouped_to_dict", "render_grouped", "distinctive_cells", "shown_distinctive", "counted",
-           "FORMATS", "LEGEND", "DISTINCTIVE_LEGEND", "set_search_text"]
+           "constraints_text", "FORMATS", "LEGEND", "DISTINCTIVE_LEGEND", "set_search_text"]
 
 FORMATS = ("table", "json", "csv", "markdown")
 #: the ``input`` field (and ``spca info``'s) of the documents set aside as duplicates, by reason:
@@ -163,6 +163,17 @@ def set_aside_text(counts):
     return f"{exact} exact and {near} near duplicates set aside, "
 
 
+def constraints_text(constraints):
+    """", every topic containing refund, without delta" for the words a run included and
+    excluded (``{"include": [...], "exclude": [...]}``), "" without any."""
+    text = ""
+    if constraints.get("include"):
+        text += f", every topic containing {', '.join(constraints['include'])}"
+    if constraints.get("exclude"):
+        text += f", without {', '.join(constraints['exclude'])}"
+    return text
+
+
 def render_table(doc, *, width=None, legend=True):
     """Plain text: per topic its figures, then its words with their weights, its coverage and
     top documents (when the JSON document has them), then a legend of the figures.
@@ -176,11 +187,7 @@ def render_table(doc, *, width=None, legend=True):
     docs += set_aside_text(inp.get(DUPLICATES_SET_ASIDE))
     title = (f"{doc['solver']} on {inp['path']} ({docs}{inp['words']} words): "
              f"k={doc['params']['k']}, rank={doc['params']['rank']}")
-    constraints = doc.get("constraints") or {}
-    if constraints.get("include"):
-        title += f", every topic containing {', '.join(constraints['include'])}"
-    if constraints.get("exclude"):
-        title += f", without {', '.join(constraints['exclude'])}"
+    title += constraints_text(doc.get("constraints") or {})
     lines = _pack(title.split(" "), width, indent="", sep=" ")
     # auto and exact say which method found each topic
     found_by = [c.get("solver_info", {}).get("found_by") for c in doc["components"]]
@@ -420,9 +427,9 @@ def render_grouped_table(doc, *, width=None):
     """Per group a section: its title, then its topics as :func:`render_table` draws them (or
     why it was not solved); then the distinctive words and the legends."""
     inp = doc["input"]
-    lines = _pack(f"{doc['solver']} on {inp['path']} by {doc[BY]} ({inp['documents']:,} "
-                  f"documents, {inp['words']:,} words, {len(doc[GROUPS])} groups)".split(" "),
-                  width, indent="", sep=" ")
+    lines = _pack((f"{doc['solver']} on {inp['path']} by {doc[BY]} ({inp['documents']:,} "
+                   f"documents, {inp['words']:,} words, {len(doc[GROUPS])} groups)"
+                   + constraints_text(doc["params"])).split(" "), width, indent="", sep=" ")
     for g in doc[GROUPS]:
         lines += ["", "=" * min(width or 79, 79), _group_title(g)]
         if g[NOT_SOLVED]:
@@ -485,7 +492,8 @@ def _csv_value(x):
 def render_grouped_markdown(doc):
     """A section per group (the papers' layout of its topics, or why it was not solved), then
     the distinctive words as one table."""
-    lines = [f"# Topics of {_md_cell(doc['input']['path'])} by {_md_cell(doc[BY])}", ""]
+    lines = [f"# Topics of {_md_cell(doc['input']['path'])} by {_md_cell(doc[BY])}"
+             f"{_md_text(constraints_text(doc['params']))}", ""]
     for g in doc[GROUPS]:
         lines += [f"## {_md_text(_group_title(g))}", ""]
         if g[NOT_SOLVED]:

@@ -227,6 +227,52 @@ def test_a_value_written_none_a_one_document_group_and_no_group_solved(tmp_path)
            "group's not_solved says which)" in doc["notes"]
 
 
+def test_include_and_exclude_apply_to_every_group(tmp_path):
+    """--include with --by: each group's topic is the best one holding the word, as a run on
+    the group's rows alone finds it (proved optimal with exact); a group without the word is
+    not solved, with the word named; an excluded word is left out where a group has it; a
+    word the corpus lacks is one error for the run."""
+    path = _small_corpus(tmp_path)
+    args = ("--by", "kind", "-k", "3", "-c", "1", "--keep-duplicates", "--solver", "exact")
+    doc = _json(path, *args, "--include", "bank", "--exclude", "credit")
+    groups = {g["group"]: g for g in doc["groups"]}
+    assert doc["params"]["include"] == ["bank"] and doc["params"]["exclude"] == ["credit"]
+    money = groups["money"]["components"][0]
+    assert "bank" in money["words"] and "credit" not in money["words"]
+    assert money["certified_ratio"] == 1.0
+    assert groups["pets"]["not_solved"] == \
+        '"bank" is not among its words (those in 2+ of its documents)'
+    # the money group's rows alone, the same topic
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.reader(fh)]
+    alone = tmp_path / "money.csv"
+    with open(alone, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([rows[0]] + [r for r in rows[1:] if r[0] == "money"])
+    single = _json(alone, "-k", "3", "-c", "1", "--keep-duplicates", "--solver", "exact",
+                   "--include", "bank", "--exclude", "credit")["components"][0]
+    assert single["words"] == money["words"]
+    assert single["explained_variance"] == pytest.approx(money["explained_variance"], rel=1e-12)
+    table = spca("topics", path, *args, "--include", "bank", "--quiet").stdout
+    assert table.splitlines()[0].endswith(", every topic containing bank")
+    typo = spca("topics", path, *args, "--include", "bnak")
+    assert typo.exit_code == 2 and typo.output == \
+        'Error: --include: "bnak" is not in the vocabulary (did you mean "bank"?)\n'
+
+
+
+def test_the_best_topic_holding_refund_for_each_airline_is_proved(airline_groups):
+    path, _ = airline_groups
+    doc = _json(path, "--by", "airline", "--include", "refund", "-c", "1", "-k", "6",
+                "--solver", "exact", "--documents", "0")
+    groups = {g["group"]: g for g in doc["groups"]}
+    assert groups["Virgin America"]["not_solved"] == \
+        '"refund" is not among its words (those in 2+ of its documents)'
+    for name in ("American", "Delta", "Southwest", "US Airways", "United"):
+        topic = groups[name]["components"][0]
+        assert "refund" in topic["words"] and topic["certified_ratio"] >= 1 - 1e-9, name
+        assert topic["bound_source"] == "branch and bound: optimal", name
+
+
 def test_an_empty_or_missing_value_is_the_none_group(tmp_path):
     path = tmp_path / "t.jsonl"
     lines = []
