@@ -445,8 +445,7 @@ eigensolver
                                   f"fewer than the {needed:,} its topics need")
         outcomes.append((outcome, rows))
     solved = [o for o, _ in outcomes if o.not_solved is None]
-    notes = [] if solved else [f"no group was solved: each has fewer than {min_documents:,} "
-                               "documents or too few words (each group's not_solved says which)"]
+    notes = [] if solved else ["no group was solved (each group's not_solved says why)"]
     shared = solver == "auto" and solver_options.get("budget") is None
     total = sum(o.documents for o in solved)
     if shared and solved:
