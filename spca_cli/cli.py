@@ -23,6 +23,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import signal
 import sys
@@ -39,7 +40,7 @@ from spca_cli.corpus.kinds import FORMATS, NEAR_THRESHOLD, WEIGHTINGS
 from spca_cli.corpus.sources import open_inputs
 from spca_cli.distributed import CONNECT_TIMEOUT
 from spca_cli.errors import SpcaError, SpcaOutputError, SpcaParameterError, SpcaUsageError
-from spca_cli.files import (atomic_output, check_output_file, check_output_folder,
+from spca_cli.files import (TMP_PREFIX, atomic_output, check_output_file, check_output_folder,
                             output_errors)
 from spca_cli.params import DEFAULTS, DEFLATIONS, SEED_MAX
 from spca_cli.progress import byte_progress, status, task_progress
@@ -953,6 +954,21 @@ def _append_log(log_file, line, warnings_seen=()):
             fh.write(f"{stamp} {line}\n")
 
 
+#: the files of a report folder other runs wrote or will write: days' reports, the indexes, the
+#: plot, the lock and the temp files of a write in progress
+_REPORT_FILE = re.compile(r"(\d{4}-\d{2}-\d{2}\.(json|md)|index\.(md|html)|trends\.png|\.lock|"
+                          + re.escape(TMP_PREFIX) + r".*)")
+
+
+def _a_report_file(path, out_dir):
+    """Whether ``path``, its links followed, is a file of the report folder ``out_dir`` that a
+    run of spca daily reads or writes (another day's report, say): a log appended there would
+    damage it."""
+    real = os.path.realpath(path)
+    return (os.path.dirname(real) == os.path.realpath(out_dir)
+            and _REPORT_FILE.fullmatch(os.path.basename(real)) is not None)
+
+
 def _check_daily_outputs(out_dir, log_file, days, inputs, kwargs):
     """Before any work: the report folder, the files the run writes in it, and --log."""
     reads = input_files(inputs, **kwargs)
@@ -961,8 +977,10 @@ def _check_daily_outputs(out_dir, log_file, days, inputs, kwargs):
     check_output_folder(out_dir, reads, files=names)
     names.append(".lock")  # the lock deals with what it finds there itself
     if log_file:
-        if os.path.abspath(log_file) in {os.path.abspath(os.path.join(out_dir, n))
-                                         for n in names}:
+        if os.path.realpath(log_file) == os.path.realpath(out_dir):
+            raise SpcaOutputError(log_file, "is the --out folder; give the log a file name")
+        if (os.path.abspath(log_file) in {os.path.abspath(os.path.join(out_dir, n))
+                                          for n in names} or _a_report_file(log_file, out_dir)):
             raise SpcaOutputError(log_file, "is one of the files spca daily writes in --out; "
                                             "give the log another name")
         log_folder = os.path.dirname(os.path.abspath(log_file))

@@ -95,6 +95,21 @@ def test_daily_checks_out_and_log_before_any_work(tweets, tmp_path):
                    f"{out / 'index.md'}: is one of the files spca daily writes in --out; give "
                    "the log another name")
     assert not out.exists()  # nothing was written, not even the folder
+    # the log is not the folder itself, not yet made, nor another day's report, a link to one
+    # or a temp file of a write (a log line appended there damaged the report)
+    assert_refused(spca("daily", tweets, "--out", out, "--log", out, *day),
+                   f"{out}: is the --out folder; give the log a file name")
+    assert not out.exists()
+    out.mkdir()
+    (out / "2015-02-16.json").write_text("{}", encoding="utf-8")
+    link = tmp_path / "link.log"
+    link.symlink_to(out / "2015-02-16.json")
+    for log in (out / "2015-02-16.json", out / "2015-02-18.md", link, out / ".tmp-spca-x.part"):
+        assert_refused(spca("daily", tweets, "--out", out, "--log", log, *day),
+                       f"{log}: is one of the files spca daily writes in --out; give the log "
+                       "another name")
+    assert sorted(p.name for p in out.iterdir()) == ["2015-02-16.json"]
+    shutil.rmtree(out)
     # an input inside the report folder, named like a report, is refused as well
     out.mkdir()
     inside = out / "2015-02-17.md"
