@@ -282,8 +282,11 @@ def _report_problem(path, report):
         return f"holds {kinds.get(type(report), 'a number')}, not a report object"
     if report.get("day") != path.stem:
         return f"its 'day' is {report.get('day')!r}, not {path.stem!r}"
-    if "documents" in report and not _is_int(report["documents"]):
+    if "documents" in report and not (_is_int(report["documents"])
+                                      and report["documents"] < 2 ** 53):
         return "its 'documents' is not a count"
+    if report.get("timezone") is not None and not isinstance(report["timezone"], str):
+        return "its 'timezone' is not a time zone's name"
     notes = report.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         return "its 'notes' is not a list of strings"

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 
 from spca_cli import trends
 from spca_cli.report import (BUDGET, BY, DISTINCTIVE_LEGEND, DUPLICATES_SET_ASIDE, GROUP, GROUPS,
@@ -132,9 +131,7 @@ def _svg_bar(parts, label, css_class="bar"):
 def _number(value):
     """``value`` as a float when it is a finite number, else None: a day's report edited by
     hand may lack a figure or hold another thing, and the index is still drawn."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+    return trends.finite_number(value)
 
 
 def word_bars(words, weights):

@@ -31,7 +31,7 @@ import io
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["normalise_word", "topic_profile", "overlap", "match_topics", "Track",
+__all__ = ["normalise_word", "topic_profile", "overlap", "match_topics", "Track", "finite_number",
            "follow_topics", "chart_tracks", "other_share", "mean_share", "analysed_days",
            "summary_line", "chart_explained", "day_ticks", "render_index", "plot_trends",
            "SAME_TOPIC_OVERLAP", "CHART_TRACKS", "PLOT_MISSING", "TRACKS_EXPLAINED",
@@ -130,14 +130,25 @@ class Track:
         return self.days[day][1] if day in self.days else None
 
 
-def _share(component):
-    """The component's ``coverage.share``; None when the report has none (a matrix, or a report
-    edited by hand), so such a day is left blank rather than stopping the index."""
-    coverage = component.get("coverage")
-    share = coverage.get("share") if isinstance(coverage, dict) else None
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share):
+def finite_number(value):
+    """``value`` as a float when it is a finite number, else None (a bool, a string, NaN, or an
+    integer too large for a float: a report edited by hand may hold any of them)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(share)
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _share(component):
+    """The component's ``coverage.share``; None when the report has none or another thing than
+    a share in [0, 1] (a matrix, or a report edited by hand), so such a day is left blank
+    rather than stopping the index."""
+    coverage = component.get("coverage")
+    share = finite_number(coverage.get("share") if isinstance(coverage, dict) else None)
+    return share if share is not None and 0.0 <= share <= 1.0 else None
 
 
 def follow_topics(reports, threshold=SAME_TOPIC_OVERLAP, window=TRACK_WINDOW):

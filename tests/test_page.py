@@ -217,11 +217,13 @@ def test_a_report_edited_by_hand_still_gives_both_indexes():
     """A day's JSON that lost its figures or holds other things (it passes the check of a
     report: day, numbered components with words) is drawn without them, never a crash."""
     edited = {"day": "2015-03-01", "documents": 5, "components": [
-        {"index": 1, "words": ["a", "b", "c"], "coverage": {"documents": "x"}},
+        {"index": 1, "words": ["a", "b", "c"], "coverage": {"documents": "x", "share": -5},
+         "upper_bound": 10 ** 400},
         {"index": 2, "words": ["d", "e"], "coverage": "bad", "weights": "no",
          "upper_bound": "high", "top_documents": [1, {"text": "<x>"}]}]}
     page = render_index_page([_report("2015-02-28", [(REFUND, 0.4)]), edited], None, ())
     assert "T2 a \u00b7 b \u00b7 c" in page and "&lt;x&gt;" in page
+    assert "-500%" not in page  # (a share outside [0, 1] is no share)
     assert unresolved_anchors(page) == []
     markdown = render_index([edited], plot_note="(no chart)")
     assert "| T1 a \u00b7 b \u00b7 c | 2015-03-01 | 2015-03-01 | 1 | - |" in markdown

@@ -36,6 +36,8 @@ FOREIGN = {
     "2015-02-13.json": b"\xff\xfe not utf-8",
     "2015-02-14.json": b'{"day": "2015-02-14", "components": [{"index": 1}]}',
     "2015-02-15.json": b'{"day": "2015-02-15", "n": ' + b"9" * 5000 + b"}",
+    "2015-02-08.json": b'{"day": "2015-02-08", "timezone": 5, "components": []}',
+    "2015-02-09.json": b'{"day": "2015-02-09", "documents": 1' + b"0" * 400 + b"}",
 }
 
 
@@ -48,7 +50,9 @@ def test_foreign_reports_are_skipped_once_and_the_index_is_written(tmp_path):
     result = daily(DATA / "tiny.csv", "--out", out, "--date", "2015-02-17", "--log", log,
                    *TOPICS)
     assert result.exit_code == 0, result.output
-    warning = (f"{out}: skipped 6 files that are not spca daily reports: 2015-02-10.json "
+    warning = (f"{out}: skipped 8 files that are not spca daily reports: 2015-02-08.json "
+               "(its 'timezone' is not a time zone's name); 2015-02-09.json (its 'documents' is "
+               "not a count); 2015-02-10.json "
                "(its 'day' is None, not '2015-02-10'); 2015-02-11.json (holds an array, not a "
                "report object); 2015-02-12.json (holds null, not a report object); "
                "2015-02-13.json (not readable as JSON (UnicodeDecodeError)); 2015-02-14.json "
