@@ -174,6 +174,10 @@ def bad_config(tmp_path, monkeypatch, edit, name="table1.yaml"):
      "kos, kos-matrix, nips, nytimes"),
     (lambda r: r.update(data={"dataset": "kos", "words": 40}),
      "data.words: is a generator parameter; data.dataset takes only ingest"),
+    (lambda r: r.update(data={"dataset": "kos", "ingest": {"keep_duplicates": "false"}}),
+     "data.ingest.keep_duplicates: must be true or false, got 'false'"),
+    (lambda r: r.update(data={"dataset": "kos", "ingest": {"near_duplicates": 1.5}}),
+     "data.ingest.near_duplicates: must be true, false or a Jaccard index in (0, 1], got 1.5"),
     (lambda r: r.update(published={"values": {"nobody": 1.0}}),
      "published.values.nobody: no run has this label"),
     (lambda r: r.update(published={"values": {"b": [0.5, "x"]}}),
@@ -215,6 +219,15 @@ def test_duplicate_key_names_file_and_line(tmp_path, monkeypatch):
     with pytest.raises(SpcaInputError) as info:
         load_config("dup.yaml")
     assert str(info.value) == "dup.yaml: line 5: invalid YAML: duplicate key 'k'"
+
+
+def test_an_impossible_date_names_file_and_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("feb.yaml").write_text("title: t\ndays:\n  first: 2015-02-30\n")
+    with pytest.raises(SpcaInputError) as info:
+        load_config("feb.yaml")
+    assert str(info.value) == ("feb.yaml: line 3: invalid YAML: 2015-02-30 is not a valid date "
+                               "(day is out of range for month)")
 
 
 def test_config_must_be_a_mapping(tmp_path, monkeypatch):

@@ -324,6 +324,9 @@ _INGEST_RULES = {
     "weighting": _choice(("binary", "count", "tfidf")),
     "lang": _ListOf(_str(), "must be a list of language codes"),
     "ngrams": _str(text="must be MIN-MAX, e.g. 1-2"), "titles": _str(),
+    "keep_duplicates": _BOOL,
+    "near_duplicates": _Rule("must be true, false or a Jaccard index in (0, 1]",
+                             lambda v: isinstance(v, bool) or (_is_number(v) and 0 < v <= 1)),
 }
 
 
@@ -452,6 +455,19 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     None, None, f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+    def construct_checked_timestamp(self, node):
+        """A YAML date or time that is one (2015-02-30 looks like a date to YAML, which then
+        fails in Python with a ValueError and no line)."""
+        try:
+            return self.construct_yaml_timestamp(node)
+        except ValueError as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value} is not a valid date ({exc})", node.start_mark) from None
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:timestamp",
+                                 _UniqueKeyLoader.construct_checked_timestamp)
 
 
 def _read_yaml(path):
