@@ -54,7 +54,9 @@ def test_ingest_writes_corpus_and_one_summary_line(runner, tmp_path):
 
 def test_ingest_quiet_and_options(runner, tmp_path):
     out = tmp_path / "c.npz"
-    result = invoke(runner, ["ingest", TEST_DATA / "tiny.jsonl", TEST_DATA / "tiny.jsonl",
+    copy = tmp_path / "copy.jsonl"  # another file of the same tweets: --keep-duplicates keeps both
+    shutil.copy(TEST_DATA / "tiny.jsonl", copy)
+    result = invoke(runner, ["ingest", TEST_DATA / "tiny.jsonl", copy,
                              "-o", out, "-q", "--format", "jsonl", "--min-count", "1",
                              "--min-length", "1", "--stopwords", "none", "--weighting", "count",
                              "--since", "2015-02-18", "--contains", "banana", "--keep-duplicates"],

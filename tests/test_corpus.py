@@ -196,17 +196,26 @@ def test_exact_duplicate_tweets_count_once_unless_kept(tmp_path):
     assert kept.n_documents == 3 and kept.duplicates is None and kept.rows is None
 
 
-def test_several_files_are_one_corpus(tmp_path):
-    corpus = read_corpus([TEST_DATA / "tiny.csv", TEST_DATA / "tiny.csv"], **AS_IS,
-                         keep_duplicates=True)
+def test_several_files_are_one_corpus(tmp_path, caplog):
+    copy = tmp_path / "copy.csv"  # another file holding the same tweets
+    shutil.copy(TEST_DATA / "tiny.csv", copy)
+    corpus = read_corpus([TEST_DATA / "tiny.csv", copy], **AS_IS, keep_duplicates=True)
     assert corpus.n_documents == 8 and len(corpus.times) == 8
     np.testing.assert_array_equal(corpus.S.toarray(), np.vstack([EXPECTED_S, EXPECTED_S]))
     # by default the second file's tweets are the first's again: they count once
-    once = read_corpus([TEST_DATA / "tiny.csv", TEST_DATA / "tiny.csv"], **AS_IS)
+    once = read_corpus([TEST_DATA / "tiny.csv", copy], **AS_IS)
     np.testing.assert_array_equal(once.S.toarray(), EXPECTED_S)
     assert once.duplicates == {"exact": 4, "near": 0} and once.rows.tolist() == [0, 1, 2, 3]
     with pytest.raises(SpcaParameterError, match="all inputs must be of one kind"):
         read_corpus([TEST_DATA / "tiny.csv", TEST_DATA / "tiny.txt"])
+    # one file named twice (here by a link too) is read once, with a warning
+    link = tmp_path / "link.csv"
+    link.symlink_to(TEST_DATA / "tiny.csv")
+    with caplog.at_level("WARNING"):
+        twice = read_corpus([TEST_DATA / "tiny.csv", link, TEST_DATA / "tiny.csv"], **AS_IS,
+                            keep_duplicates=True)
+    assert twice.n_documents == 4
+    assert f"{link}, {TEST_DATA / 'tiny.csv'} named more than once: read once" in caplog.text
 
 
 def test_jsonl_skips_objects_without_text(tmp_path):

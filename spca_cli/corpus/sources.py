@@ -10,12 +10,15 @@
 - A name that is not an existing path but holds ``*``, ``?`` or ``[`` is a glob pattern,
   expanded by spca (sorted), as a quoted pattern from cron needs. No match is an error naming
   the pattern.
+- A file named twice (``t.txt t.txt``, a pattern and a name of one file, a link to it) is read
+  once, with a warning: reading it twice would count its documents twice.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import os
 import shutil
 import sys
@@ -31,6 +34,8 @@ __all__ = ["Inputs", "open_inputs", "STDIN"]
 STDIN = "-"
 #: the temporary folder (in TMPDIR) of the copy of standard input
 _SPOOL_PREFIX = "spca-stdin-"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -68,6 +73,27 @@ class Inputs:
     def name_of(self, path):
         """The user's name of a file of :attr:`files`."""
         return self._temporary.get(str(path), str(path))
+
+
+def _read_once(files, names):
+    """``files`` and their ``names`` without a file named again (the same file: its links
+    and other spellings included), with a warning naming what was dropped."""
+    seen, kept_files, kept_names, again = set(), [], [], []
+    for path, name in zip(files, names):
+        try:
+            stat = os.stat(path)
+            identity = (stat.st_dev, stat.st_ino)
+        except OSError:  # (a missing file is reported by its read)
+            identity = os.path.abspath(path)
+        if identity in seen:
+            again.append(name)
+            continue
+        seen.add(identity)
+        kept_files.append(path)
+        kept_names.append(name)
+    if again:
+        logger.warning("%s named more than once: read once", ", ".join(dict.fromkeys(again)))
+    return kept_files, kept_names
 
 
 def _is_corpus_folder(folder):
@@ -157,6 +183,7 @@ def open_inputs(items, input_format="auto", *, stdin=None):
             else:
                 files.append(item)
                 names.append(item)
+        files, names = _read_once(files, names)
         inputs = Inputs(given=items, files=files, names=names, _temporary=temporary)
         try:
             yield inputs
