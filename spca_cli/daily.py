@@ -29,6 +29,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -50,8 +51,19 @@ MAX_RANGE_DAYS = 3660
 logger = logging.getLogger(__name__)
 
 
+def _iso_day(text):
+    """The date of ``text`` written YYYY-MM-DD (ValueError else: Python's own reading also
+    takes 20150220 and 2015-W08-5, which a mistyped cron line should not pass as a day)."""
+    if not isinstance(text, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        raise ValueError(text)
+    return dt.date.fromisoformat(text)
+
+
 def resolve_timezone(name):
-    """A ``ZoneInfo`` for an IANA name such as ``America/Los_Angeles`` (``UTC`` by default)."""
+    """A ``ZoneInfo`` for an IANA name such as ``America/Los_Angeles`` (``UTC`` when None)."""
+    if name is not None and not str(name).strip():
+        raise SpcaParameterError(f"unknown time zone {name!r}; use an IANA name such as "
+                                 "UTC or America/New_York")
     try:
         return ZoneInfo(name or "UTC")
     except (ZoneInfoNotFoundError, ValueError):
@@ -66,7 +78,7 @@ def resolve_day(date_text=None, *, yesterday=False, tz, now=None):
                                   Name("yesterday")])
     if date_text is not None:
         try:
-            day = dt.date.fromisoformat(date_text)
+            day = _iso_day(date_text)
         except ValueError:
             raise SpcaParameterError([Name("date_text"), " must be YYYY-MM-DD, got "
                                                          f"{date_text!r}"]) from None
@@ -366,7 +378,7 @@ def resolve_range(from_text, to_text):
     days = []
     for name, text in (("from_text", from_text), ("to_text", to_text)):
         try:
-            days.append(dt.date.fromisoformat(text))
+            days.append(_iso_day(text))
         except (TypeError, ValueError):
             raise SpcaParameterError([Name(name), f" must be YYYY-MM-DD, got {text!r}"]) from None
     first, last = days

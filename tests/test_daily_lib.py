@@ -31,6 +31,13 @@ def test_day_options_are_checked():
         resolve_day("20/02/2015", tz=tz)
     with pytest.raises(SpcaParameterError, match="unknown time zone 'Mars/Olympus'"):
         resolve_timezone("Mars/Olympus")
+    # only YYYY-MM-DD (Python's reading also takes 20150220 and ISO weeks), no empty zone
+    for text in ("20150220", "2015-W08-5", "2015-02-20T00:00"):
+        with pytest.raises(SpcaParameterError, match=f"^date_text must be YYYY-MM-DD, got '{text}'"):
+            resolve_day(text, tz=tz)
+    with pytest.raises(SpcaParameterError, match="^unknown time zone ''"):
+        resolve_timezone("")
+    assert str(resolve_timezone(None)) == "UTC"
 
 
 def test_day_window_follows_daylight_saving():
