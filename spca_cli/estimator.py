@@ -8,7 +8,7 @@ attributes.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral, Number, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -271,6 +271,9 @@ class SparseTopics(TransformerMixin, BaseEstimator):
         if texts is None:
             raise SpcaParameterError("fit_groups takes texts (a list of str or a pandas text "
                                      "column), not a matrix")
+        if groups is None or isinstance(groups, str) or not hasattr(groups, "__len__"):
+            raise SpcaParameterError("groups must hold one value per text (a list or a pandas "
+                                     f"column), got {type(groups).__name__}")
         check_solver_options(self.solver, dict(self.solver_options or {}))
         corpus = read_texts(texts, groups=list(groups), **dict(self.ingest or {}))
         self.groups_ = run_groups(
@@ -316,9 +319,9 @@ class SparseTopics(TransformerMixin, BaseEstimator):
 def _as_texts(X):
     """The texts of ``X`` as a list of str when X is one-dimensional and holds str (a list, a
     tuple, a 1-D array or a pandas Series: anything with ``tolist``), else None (a matrix)."""
-    if isinstance(X, str):
+    if isinstance(X, str) or X is None:
         raise SpcaParameterError("X must be a list of texts, a pandas text column or a "
-                                 "document-word matrix, got one str")
+                                 f"document-word matrix, got {'one str' if X is not None else 'None'}")
     if sp.issparse(X):
         return None
     ndim = getattr(X, "ndim", None)
@@ -333,7 +336,12 @@ def _as_texts(X):
     if not any(isinstance(t, str) for t in items):
         if not len(items):
             raise SpcaParameterError("X holds no texts")
-        return None  # numbers: a one-row matrix, which the matrix checks refuse
+        if ndim is None and all(isinstance(t, Number) for t in items):
+            # a list of numbers: neither texts nor the rows of a matrix
+            raise SpcaParameterError("X must be a list of texts, a pandas text column or a "
+                                     "document-word matrix, got a list of "
+                                     f"{type(items[0]).__name__}")
+        return None  # a 1-D array of numbers: a one-row matrix, which the matrix checks refuse
     for i, t in enumerate(items):
         if not isinstance(t, str):
             raise SpcaParameterError(f"X must hold only str texts; X[{i}] is "

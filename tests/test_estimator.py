@@ -263,6 +263,13 @@ def test_empty_texts_are_a_clear_error_naming_no_file():
         spca_cli.SparseTopics().fit([])
     with pytest.raises(SpcaParameterError, match=r"X\[1\] is float nan \(a missing text"):
         spca_cli.SparseTopics().fit(["a text", float("nan")])
+    # neither texts nor a matrix: said in spca's words, not scikit-learn's "Expected 2D array"
+    for X, what in ((None, "None"), ([1, 2, 3], "a list of int")):
+        with pytest.raises(SpcaParameterError, match="^X must be a list of texts, a pandas text "
+                                                     f"column or a document-word matrix, got {what}$"):
+            spca_cli.SparseTopics().fit(X)
+    with pytest.raises(SpcaParameterError, match="^groups must hold one value per text"):
+        spca_cli.SparseTopics().fit_groups(["a text", "another text"], None)
 
 
 def test_transform_gives_a_row_per_text():
