@@ -320,8 +320,9 @@ def _as_texts(X):
     """The texts of ``X`` as a list of str when X is one-dimensional and holds str (a list, a
     tuple, a 1-D array or a pandas Series: anything with ``tolist``), else None (a matrix)."""
     if isinstance(X, str) or X is None:
+        got = "None" if X is None else "one str"
         raise SpcaParameterError("X must be a list of texts, a pandas text column or a "
-                                 f"document-word matrix, got {'one str' if X is not None else 'None'}")
+                                 f"document-word matrix, got {got}")
     if sp.issparse(X):
         return None
     ndim = getattr(X, "ndim", None)
