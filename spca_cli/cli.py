@@ -975,12 +975,10 @@ def _check_daily_outputs(out_dir, log_file, days, inputs, kwargs):
     names = [f"{day.isoformat()}.{ext}" for day in days for ext in ("json", "md")]
     names += ["index.md", "index.html", "trends.png"]
     check_output_folder(out_dir, reads, files=names)
-    names.append(".lock")  # the lock deals with what it finds there itself
     if log_file:
         if os.path.realpath(log_file) == os.path.realpath(out_dir):
             raise SpcaOutputError(log_file, "is the --out folder; give the log a file name")
-        if (os.path.abspath(log_file) in {os.path.abspath(os.path.join(out_dir, n))
-                                          for n in names} or _a_report_file(log_file, out_dir)):
+        if _a_report_file(log_file, out_dir):
             raise SpcaOutputError(log_file, "is one of the files spca daily writes in --out; "
                                             "give the log another name")
         log_folder = os.path.dirname(os.path.abspath(log_file))

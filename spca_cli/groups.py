@@ -361,6 +361,15 @@ def _group_constraints(corpus, include, exclude, *, solver, k, n_components, def
     return list(found.include_words), list(found.exclude_words)
 
 
+def _words_of(corpus, columns, words):
+    """Those of ``words`` in the vocabulary of the group whose words are the corpus's
+    ``columns``."""
+    if not words:
+        return []
+    present = set(map(str, corpus.vocabulary[columns]))
+    return [w for w in words if w in present]
+
+
 def run_groups(corpus, *, by, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
                n_components=DEFAULTS["n_components"], rank=DEFAULTS["rank"],
                deflation=DEFAULTS["deflation"], random_state=DEFAULTS["random_state"],
@@ -427,14 +436,12 @@ eigensolver
     include, exclude = _group_constraints(corpus, include, exclude, solver=solver, k=k,
                                           n_components=n_components, deflation=deflation)
     needed = _words_needed(solver, k, n_components, deflation, shared=len(include))
-    outcomes, held = [], []
+    outcomes = []
     for value, rows in _group_rows(corpus.groups):
         sub, columns = _sub_corpus(corpus, rows, min_count)
         outcome = GroupOutcome(name=group_name(value), documents=int(rows.size),
                                words=int(columns.size), corpus=sub, columns=columns)
-        words = set(map(str, corpus.vocabulary[columns])) if include or exclude else set()
-        lacking = [w for w in include if w not in words]
-        held.append([w for w in exclude if w in words])
+        lacking = [w for w in include if w not in _words_of(corpus, columns, include)]
         if rows.size < min_documents:
             outcome.not_solved = f"{counted(rows.size, 'document')}, fewer than {min_documents:,}"
         elif lacking:
@@ -454,8 +461,7 @@ eigensolver
                      "of work per topic), each in proportion to its documents (the budget of "
                      f"each group is in its report); {flag} S gives every group S")
     tasks = []
-    excluded = [words for (o, _), words in zip(outcomes, held) if o.not_solved is None]
-    for outcome, leave_out in zip(solved, excluded):
+    for outcome in solved:
         options = dict(solver_options)
         if shared:
             # (three significant digits: the budget is printed in notes and reports)
@@ -467,7 +473,7 @@ eigensolver
                           deflation=deflation, random_state=random_state,
                           time_limit=time_limit, solver_options=options,
                           eigensolver=eigensolver, include=include or None,
-                          exclude=leave_out or None))
+                          exclude=_words_of(corpus, outcome.columns, exclude) or None))
     jobs = _jobs(jobs, solved, random_state)
     if jobs == 1:
         results = list(_solve_here(solved, tasks, on_group))

@@ -222,7 +222,9 @@ def _changes(state, steps):
     """{topic: its support after ``steps``} (:func:`_candidate_moves`)."""
     changes = {}
     for j, p, v in steps:
-        changes.setdefault(j, state.supports[j].copy())[p] = v
+        if j not in changes:
+            changes[j] = state.supports[j].copy()
+        changes[j][p] = v
     return changes
 
 
@@ -345,7 +347,6 @@ class _Coherence:
             # a column depends on its own word alone: only the words replaced are counted again
             moved = np.flatnonzero(support != self.support)
             if moved.size:
-                self.np_all = self.np_all.copy()
                 self.np_all[:, moved] = self._npmi_with(support[moved])
         inner = self.np_all[support]
         k = support.size
