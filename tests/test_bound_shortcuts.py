@@ -202,6 +202,51 @@ def test_a_model_restricted_in_its_own_memory_equals_the_copy(monkeypatch, kind,
     assert one.value >= optimum * (1 - 1e-12)
 
 
+@pytest.mark.parametrize("kind", ["counts", "mixed"])
+@pytest.mark.parametrize("seed", range(8))
+def test_a_view_read_through_a_mask_bounds_as_its_copy(monkeypatch, kind, seed):
+    """The set's views read the model of A with the removed words weighted 0 (MaskedModel)
+    instead of a copy of their rows: the same bound as the copy (to rounding), at or above the
+    brute-force best of the view, and the same model once a search asks for it."""
+    monkeypatch.setattr(bounds, "_PREFIX_ENTRIES", 1)  # (prefixes and columns at this size)
+    rng = np.random.default_rng(seed)
+    A = _gram(rng, kind)
+    k = int(rng.integers(2, 5))
+    model = bounds.RowModel.of(A, exact_rows=int(rng.integers(1, A.n)))
+    model.prefixes, model.columns  # (made on first use)
+    removed = rng.choice(A.n, int(rng.integers(1, 5)), replace=False)
+    view = A.remove(removed)
+    keep = view.active()[model.words]
+    masked = bounds.MaskedModel(model, keep)
+    copied = model.restrict(keep)
+    one = bounds.weighted_row_bound(masked, k, rtol=0.0, max_iter=50)
+    two = bounds.weighted_row_bound(copied, k, rtol=0.0, max_iter=50)
+    assert one.value == pytest.approx(two.value, rel=1e-12)
+    assert masked.floor(k) == copied.floor(k) and masked.is_exact == copied.is_exact
+    np.testing.assert_array_equal(masked.hrow, copied.hrow)
+    D = view.to_dense()
+    optimum = max(float(np.linalg.eigvalsh(D[np.ix_(I, I)])[-1])
+                  for I in itertools.combinations(np.flatnonzero(view.active()), k))
+    assert one.value >= optimum * (1 - 1e-12)
+    made = bounds.RowCertificate(masked, one).model
+    np.testing.assert_array_equal(made.words, copied.words)
+    np.testing.assert_array_equal(made.CT, copied.CT)
+
+
+def test_real_sample_views_through_a_mask_bound_as_their_copies():
+    """The bundled KOS sample without its 10, 20 and 40 most frequent words: the masked
+    model's certificate is the copy's (the set's views on a real corpus)."""
+    A = input_gram(load_input(str(KOS_SAMPLE))).gram
+    model = bounds.RowModel.of(A, exact_rows=bounds.EXACT_ROWS)
+    top = np.argsort(-A.diagonal(), kind="stable")
+    for count in (10, 20, 40):
+        keep = A.remove(top[:count]).active()[model.words]
+        one = bounds.weighted_row_bound(bounds.MaskedModel(model, keep), 10, rtol=1e-6)
+        two = bounds.weighted_row_bound(model.restrict(keep), 10, rtol=1e-6)
+        assert one.iterations == two.iterations
+        assert one.value == pytest.approx(two.value, rel=1e-12)
+
+
 @pytest.mark.parametrize("weighting", [None, "tfidf"])
 def test_branch_and_bound_block_from_exact_rows_is_the_submatrix(monkeypatch, weighting):
     """On a nonnegative view the branch and bound takes the survivors' block from their exact
