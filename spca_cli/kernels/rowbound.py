@@ -74,7 +74,7 @@ _CHUNK = 256
 
 @njit(cache=True)
 def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, lo, hi,
-                   out, cptr, cq, cval, vmax_h, pvals):
+                   out, cptr, cq, cval, vmax_h, pvals, vorder, vrank, vcut):
     """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread).
 
     Each pass first computes a run of values and counts those above their heap's floor with no
@@ -102,6 +102,9 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             floor[r] = np.inf
             outside -= 1
             continue
+        # ``top`` is in decreasing order: written from the heap's end backwards its values are
+        # in increasing order, which is a min-heap without a sift (the offers took half of a
+        # weight step on the fortunes' views, 14,000 rows of 9)
         taken = 0
         for t in range(top.shape[0]):
             j = top[t]
@@ -109,8 +112,12 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                 continue
             if taken == count:
                 break
-            sizes[r] = heap_offer(heaps, r, sizes[r], sqd[i] * g[j])
+            heaps[r, count - 1 - taken] = sqd[i] * g[j]
             taken += 1
+        if taken < count:
+            for u in range(taken):
+                heaps[r, u] = heaps[r, count - taken + u]
+        sizes[r] = taken
         if sizes[r] == count:
             floor[r] = heaps[r, 0]
     values = np.empty(max(B, _CHUNK))
@@ -154,31 +161,62 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                         floor[r] = heaps[r, 0]
     prefixes = order.shape[1] > 0
     stored = pvals.shape[1] > 0
+    depth = vorder.shape[0]
+    # taken[q] == i: the word vorder[q] entered row i's heap from the row's prefix
+    taken = np.full(depth, -1, dtype=np.int64)
     for i in range(lo, hi):
         r = i - lo
         p = hpos[i]
         if p >= 0 and prefixes:
-            # the row's largest entries first (``order``): once the heap is full, an entry
-            # times the largest weight at or below its floor ends the row, since every entry
-            # after it is smaller
+            # Two lists read side by side (Fagin's threshold algorithm): the row's largest
+            # entries (``order``) and the largest weights (``vorder``, the same for every row).
+            # After t steps of each, an entry not read has |A'_ij| at most the prefix's t-th
+            # value and v_j at most the t-th weight, so once the heap is full and their product
+            # is at or below its floor no entry left can enter the sum. Each word is offered
+            # once: one the prefix reaches after the weights did is skipped, one the weights
+            # reach after the prefix did is marked in ``taken``.
             f = -np.inf
             done = False
-            for t in range(lengths[p]):
-                j = order[p, t]
-                read += 1
-                # the prefix's values in order (``pvals``): read in sequence, not scattered
-                # over a row of the exact block
-                c = pvals[p, t] if stored else CT[p, j]
-                x = c * v[j]
-                if x > f and j != i:
-                    sizes[r] = heap_offer(heaps, r, sizes[r], x)
-                    if sizes[r] == count:
-                        f = heaps[r, 0]
-                if sizes[r] == count and c * vmax <= f:
+            length = lengths[p]
+            t = 0
+            while True:
+                if t < depth:
+                    j = vorder[t]
+                    vlevel = v[j]
+                    if taken[t] != i:
+                        read += 1
+                        x = CT[p, j] * vlevel
+                        if x > f and j != i:
+                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                            if sizes[r] == count:
+                                f = heaps[r, 0]
+                else:
+                    vlevel = vcut
+                if t < length:
+                    j = order[p, t]
+                    # the prefix's values in order (``pvals``): read in sequence, not scattered
+                    # over a row of the exact block
+                    c = pvals[p, t] if stored else CT[p, j]
+                    q = vrank[j]
+                    if q > t:  # (q <= t: the weights' list offered it)
+                        read += 1
+                        if q < depth:
+                            taken[q] = i
+                        x = c * v[j]
+                        if x > f and j != i:
+                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                            if sizes[r] == count:
+                                f = heaps[r, 0]
+                    clevel = c
+                else:
+                    clevel = rest[p]  # (the largest entry past the prefix; 0: all zero)
+                if clevel == 0.0 or vlevel == 0.0 or (sizes[r] == count
+                                                      and clevel * vlevel <= f):
                     done = True
                     break
-            if not done and (rest[p] == 0.0 or (sizes[r] == count and rest[p] * vmax <= f)):
-                done = True  # the entries past the prefix are at most rest[p] (0: all zero)
+                t += 1
+                if t >= length and t >= depth:
+                    break
             if done:
                 out[i] = heap_sum(heaps, r, sizes[r])
                 continue
@@ -240,12 +278,13 @@ def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, bloc
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
     vmax_h = _max_on(v, hrow)
+    vorder, vrank, vcut = _weight_order(v, order.shape[1])
     n_blocks = (n + block - 1) // block
     reads = np.zeros(n_blocks)
     for b in prange(n_blocks):
         reads[b] = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest,
                                   vmax, b * block, min(n, (b + 1) * block), out, cptr, cq, cval,
-                                  vmax_h, pvals)
+                                  vmax_h, pvals, vorder, vrank, vcut)
     return out, np.sum(reads)
 
 
@@ -256,9 +295,36 @@ def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, 
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
+    vorder, vrank, vcut = _weight_order(v, order.shape[1])
     read = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n,
-                          out, cptr, cq, cval, _max_on(v, hrow), pvals)
+                          out, cptr, cq, cval, _max_on(v, hrow), pvals, vorder, vrank, vcut)
     return out, float(read)
+
+
+@njit(cache=True)
+def _weight_order(v, depth):
+    """``(vorder, vrank, vcut)``: the ``depth`` largest weights' words, largest first (none
+    when ``depth`` is 0: rows without prefixes), each word's place among them (``depth`` when
+    not among them), and the largest weight left out (0 when none is)."""
+    n = v.shape[0]
+    depth = min(depth, n)
+    vrank = np.full(n, depth, dtype=np.int64)
+    if depth == 0:
+        return np.zeros(0, dtype=np.int64), vrank, 0.0
+    if depth < n:
+        threshold = np.partition(v, n - depth)[n - depth]
+        candidates = np.flatnonzero(v >= threshold)
+    else:
+        candidates = np.arange(n)
+    vorder = candidates[np.argsort(-v[candidates], kind="mergesort")][:depth]
+    for q in range(depth):
+        vrank[vorder[q]] = q
+    vcut = 0.0
+    if depth < n:
+        for j in range(n):
+            if vrank[j] == depth and v[j] > vcut:
+                vcut = v[j]
+    return vorder, vrank, vcut
 
 
 def outside_columns(CT, hpos):
