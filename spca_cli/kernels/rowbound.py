@@ -169,36 +169,28 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         p = hpos[i]
         if p >= 0 and prefixes:
             # Two lists read side by side (Fagin's threshold algorithm): the row's largest
-            # entries (``order``) and the largest weights (``vorder``, the same for every row).
-            # After t steps of each, an entry not read has |A'_ij| at most the prefix's t-th
-            # value and v_j at most the t-th weight, so once the heap is full and their product
-            # is at or below its floor no entry left can enter the sum. Each word is offered
-            # once: one the prefix reaches after the weights did is skipped, one the weights
-            # reach after the prefix did is marked in ``taken``.
+            # entries (``order``, t of them read) and the largest weights (``vorder``, the same
+            # for every row, s of them read). An entry not read has |A'_ij| at most the last
+            # entry read from the prefix and v_j at most the last weight read, so when the heap
+            # is full and their product is at or below its floor no entry left can enter the
+            # sum. The weights' list is read only once the heap is full (a row with fewer
+            # nonzeros than the sum reads its prefix alone), a step of each in turn. Each word
+            # is offered once: one the prefix reaches after the weights did is skipped, one the
+            # weights reach after the prefix did is marked in ``taken``.
             f = -np.inf
             done = False
             length = lengths[p]
+            vlevel = vmax
             t = 0
+            s = 0
             while True:
-                if t < depth:
-                    j = vorder[t]
-                    vlevel = v[j]
-                    if taken[t] != i:
-                        read += 1
-                        x = CT[p, j] * vlevel
-                        if x > f and j != i:
-                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
-                            if sizes[r] == count:
-                                f = heaps[r, 0]
-                else:
-                    vlevel = vcut
                 if t < length:
                     j = order[p, t]
                     # the prefix's values in order (``pvals``): read in sequence, not scattered
                     # over a row of the exact block
                     c = pvals[p, t] if stored else CT[p, j]
                     q = vrank[j]
-                    if q > t:  # (q <= t: the weights' list offered it)
+                    if q >= s:  # (q < s: the weights' list offered it)
                         read += 1
                         if q < depth:
                             taken[q] = i
@@ -207,16 +199,34 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                             sizes[r] = heap_offer(heaps, r, sizes[r], x)
                             if sizes[r] == count:
                                 f = heaps[r, 0]
-                    clevel = c
+                    t += 1
+                    # (past the prefix's end the entries are at most rest[p])
+                    clevel = c if t < length else rest[p]
                 else:
                     clevel = rest[p]  # (the largest entry past the prefix; 0: all zero)
                 if clevel == 0.0 or vlevel == 0.0 or (sizes[r] == count
                                                       and clevel * vlevel <= f):
                     done = True
                     break
-                t += 1
-                if t >= length and t >= depth:
-                    break
+                if sizes[r] == count or t >= length:
+                    if s < depth:
+                        j = vorder[s]
+                        vlevel = v[j]
+                        if taken[s] != i:
+                            read += 1
+                            x = CT[p, j] * vlevel
+                            if x > f and j != i:
+                                sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                                if sizes[r] == count:
+                                    f = heaps[r, 0]
+                        s += 1
+                        if s == depth:
+                            vlevel = vcut  # (every weight above it read)
+                        if vlevel == 0.0 or (sizes[r] == count and clevel * vlevel <= f):
+                            done = True
+                            break
+                    elif t >= length:
+                        break  # both lists read to their end: the whole row, below
             if done:
                 out[i] = heap_sum(heaps, r, sizes[r])
                 continue
@@ -310,7 +320,7 @@ def _weight_order(v, depth):
     depth = min(depth, n)
     vrank = np.full(n, depth, dtype=np.int64)
     if depth == 0:
-        return np.zeros(0, dtype=np.int64), vrank, 0.0
+        return np.zeros(0, dtype=np.int64), vrank, np.max(v) if n else 0.0
     if depth < n:
         threshold = np.partition(v, n - depth)[n - depth]
         candidates = np.flatnonzero(v >= threshold)
