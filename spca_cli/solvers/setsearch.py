@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spca_cli.coherence import npmi_pairs
+from spca_cli.kernels.setsearch import replacement_gains
 
 __all__ = ["SetState", "improve_set", "set_total", "with_first", "polish_coherence"]
 
@@ -105,9 +106,7 @@ class SetState:
             a = (value - 2.0 * x * z[support] + self.diag[support] * x * x)
             with np.errstate(divide="ignore", invalid="ignore"):
                 a = np.where(rest > 1e-12, a / rest, -np.inf)
-                b = (z[:, None] - cols * x[None, :]) / np.sqrt(rest)[None, :]
-            mu = _mu(a[None, :], b, self.diag[:, None])
-            G[:, j * k:(j + 1) * k] = np.where(np.isfinite(mu), mu - value, -np.inf)
+            replacement_gains(cols, x, z, a, np.sqrt(rest), self.diag, value, G, j * k)
         return G
 
     def blocks(self, j, words, positions):
