@@ -74,7 +74,7 @@ _CHUNK = 256
 
 @njit(cache=True)
 def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, lo, hi,
-                   out, cptr, cq, cval, vmax_h, pvals, vorder, vrank, vcut):
+                   out, cptr, cq, cval, vmax_h, pvals, vorder, vrank, vcut, horder, hrank):
     """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread).
 
     Each pass first computes a run of values and counts those above their heap's floor with no
@@ -124,23 +124,56 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
     read = 0  # entries of CT read (what auto's work budget counts)
     if cptr.shape[0] > 0:
         # rows outside H from their nonzero exact entries, largest first (:func:`
-        # outside_columns`): once the heap is full, an entry times the largest weight on H at
-        # or below its floor ends the row (zeros never enter a full heap of nonnegative values)
+        # outside_columns`), read beside the words of H by decreasing weight (``horder``), as
+        # the rows of H below: an entry not read has |A'_iq| at most the last entry read and
+        # a weight at most the last weight read, so once the heap is full and their product
+        # is at or below its floor the row ends. The entries' list holds every nonzero, so at
+        # its end the rest are 0. (KOS: 7 entries a row instead of 46; the weights' list reads
+        # a column of the exact rows, CT[q, i], the same q for the block's consecutive rows.)
+        hdepth = horder.shape[0]
+        htaken = np.full(hdepth, -1, dtype=np.int64)
         for r in range(B):
             i = lo + r
             if hpos[i] >= 0:
                 continue
             f = floor[r]
-            for t in range(cptr[i], cptr[i + 1]):
-                c = cval[t]
-                read += 1
-                if sizes[r] == count and c * vmax_h <= f:
+            t, end = cptr[i], cptr[i + 1]
+            s = 0
+            vlevel = vmax_h
+            while True:
+                if t < end:
+                    q = cq[t]
+                    c = cval[t]
+                    if hrank[q] >= s:  # (hrank[q] < s: the weights' list offered it)
+                        read += 1
+                        htaken[hrank[q]] = i
+                        x = c * v[hrow[q]]
+                        if x > f:
+                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                            if sizes[r] == count:
+                                f = heaps[r, 0]
+                    t += 1
+                    clevel = c if t < end else 0.0
+                else:
+                    clevel = 0.0
+                if clevel == 0.0 or vlevel == 0.0 or (sizes[r] == count
+                                                      and clevel * vlevel <= f):
                     break
-                x = c * v[hrow[cq[t]]]
-                if x > f:
-                    sizes[r] = heap_offer(heaps, r, sizes[r], x)
-                    if sizes[r] == count:
-                        f = heaps[r, 0]
+                if sizes[r] == count:
+                    if s >= hdepth:
+                        break  # (every weight read: no entry is left)
+                    q = horder[s]
+                    vlevel = v[hrow[q]]
+                    if htaken[s] != i:
+                        read += 1
+                        x = CT[q, i] * vlevel
+                        if x > f:
+                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                            if sizes[r] == count:
+                                f = heaps[r, 0]
+                    s += 1
+                    if vlevel == 0.0 or clevel * vlevel <= f:
+                        break
             floor[r] = f
         outside = 0
     # rows outside H: their exact entries are the columns H, read row by row of CT (none when
@@ -289,12 +322,13 @@ def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, bloc
     vmax = np.max(v) if n else 0.0
     vmax_h = _max_on(v, hrow)
     vorder, vrank, vcut = _weight_order(v, order.shape[1])
+    horder, hrank = _h_order(v, hrow, cptr.shape[0] > 0)
     n_blocks = (n + block - 1) // block
     reads = np.zeros(n_blocks)
     for b in prange(n_blocks):
         reads[b] = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest,
                                   vmax, b * block, min(n, (b + 1) * block), out, cptr, cq, cval,
-                                  vmax_h, pvals, vorder, vrank, vcut)
+                                  vmax_h, pvals, vorder, vrank, vcut, horder, hrank)
     return out, np.sum(reads)
 
 
@@ -306,9 +340,29 @@ def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, 
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
     vorder, vrank, vcut = _weight_order(v, order.shape[1])
+    horder, hrank = _h_order(v, hrow, cptr.shape[0] > 0)
     read = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n,
-                          out, cptr, cq, cval, _max_on(v, hrow), pvals, vorder, vrank, vcut)
+                          out, cptr, cq, cval, _max_on(v, hrow), pvals, vorder, vrank, vcut,
+                          horder, hrank)
     return out, float(read)
+
+
+@njit(cache=True)
+def _h_order(v, hrow, wanted):
+    """``(horder, hrank)``: the positions in H by decreasing weight of their word, and each
+    position's place in that order (both empty unless ``wanted``: rows outside H read from
+    their columns)."""
+    if not wanted:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    h = hrow.shape[0]
+    weights = np.empty(h)
+    for q in range(h):
+        weights[q] = v[hrow[q]]
+    horder = np.argsort(-weights, kind="mergesort")
+    hrank = np.empty(h, dtype=np.int64)
+    for s in range(h):
+        hrank[horder[s]] = s
+    return horder, hrank
 
 
 @njit(cache=True)
