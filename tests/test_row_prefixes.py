@@ -93,6 +93,36 @@ def test_rows_read_beside_the_largest_weights_give_the_sums_of_every_entry(seed,
     np.testing.assert_allclose(full, _brute(M, hpos, sqd, v, count), rtol=1e-6, atol=0)
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("weights", ["against", "few", "equal"])
+def test_long_rows_read_beside_the_largest_weights_give_the_sums_of_every_entry(
+        monkeypatch, seed, weights):
+    """Rows longer than the prefix's first pass (``_LAZY`` entries), on the parallel kernel
+    that reads the largest weights beside them: the sums of every entry, as brute force."""
+    from spca_cli.kernels import rowbound
+
+    monkeypatch.setattr(rowbound, "_PARALLEL_WORK", 0)
+    rng = np.random.default_rng(100 + seed)
+    n = 300
+    M, CT, hpos, hrow, sqd = _model(rng, n, int(rng.integers(150, n + 1)), ties=seed % 2 == 0,
+                                     dtype=np.float32 if seed % 3 == 0 else np.float64)
+    if weights == "against":
+        v = 1.0 / (1.0 + M.sum(axis=0) - M.diagonal())
+    elif weights == "few":
+        v = np.zeros(n)
+        v[rng.choice(n, 40, replace=False)] = rng.random(40)
+    else:
+        v = np.ones(n)
+    count = int(rng.integers(2, 12))
+    prefixes = row_prefixes(CT, length=256)
+    assert prefixes[1].max() > rowbound._LAZY
+    fast = offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes,
+                            outside_columns(CT, hpos))
+    full = offdiag_top_sums(CT, hpos, hrow, sqd, v, count)
+    np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(full, _brute(M, hpos, sqd, v, count), rtol=1e-6, atol=0)
+
+
 def test_prefix_holds_the_largest_entries_in_order():
     CT = np.array([[3.0, 9.0, 1.0, 7.0, 5.0]])
     order, lengths, rest = row_prefixes(CT, length=3)

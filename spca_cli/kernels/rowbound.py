@@ -70,6 +70,12 @@ def heap_sum(heaps, row, size):
 
 # Entries of an exact row computed per vectorised pass (below).
 _CHUNK = 256
+# Entries a row reads from its own largest entries before the largest weights join them
+# (:func:`_row_by_threshold`): the rows of a model whose weights follow its entries (a first
+# certificate, a --by group's exact rows) mostly end within them, where a weight read beside
+# each entry doubled their reads and their time; a view's rows whose weights sit elsewhere
+# read thousands.
+_LAZY = 128
 
 
 @njit(cache=True)
@@ -201,65 +207,18 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         r = i - lo
         p = hpos[i]
         if p >= 0 and prefixes:
-            # Two lists read side by side (Fagin's threshold algorithm): the row's largest
-            # entries (``order``, t of them read) and the largest weights (``vorder``, the same
-            # for every row, s of them read). An entry not read has |A'_ij| at most the last
-            # entry read from the prefix and v_j at most the last weight read, so when the heap
-            # is full and their product is at or below its floor no entry left can enter the
-            # sum. The weights' list is read only once the heap is full (a row with fewer
-            # nonzeros than the sum reads its prefix alone), a step of each in turn. Each word
-            # is offered once: one the prefix reaches after the weights did is skipped, one the
-            # weights reach after the prefix did is marked in ``taken``.
-            f = -np.inf
-            done = False
-            length = lengths[p]
-            vlevel = vmax
-            t = 0
-            s = 0
-            while True:
-                if t < length:
-                    j = order[p, t]
-                    # the prefix's values in order (``pvals``): read in sequence, not scattered
-                    # over a row of the exact block
-                    c = pvals[p, t] if stored else CT[p, j]
-                    q = vrank[j]
-                    if q >= s:  # (q < s: the weights' list offered it)
-                        read += 1
-                        if q < depth:
-                            taken[q] = i
-                        x = c * v[j]
-                        if x > f and j != i:
-                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
-                            if sizes[r] == count:
-                                f = heaps[r, 0]
-                    t += 1
-                    # (past the prefix's end the entries are at most rest[p])
-                    clevel = c if t < length else rest[p]
-                else:
-                    clevel = rest[p]  # (the largest entry past the prefix; 0: all zero)
-                if clevel == 0.0 or vlevel == 0.0 or (sizes[r] == count
-                                                      and clevel * vlevel <= f):
-                    done = True
-                    break
-                if sizes[r] == count or t >= length:
-                    if s < depth:
-                        j = vorder[s]
-                        vlevel = v[j]
-                        if taken[s] != i:
-                            read += 1
-                            x = CT[p, j] * vlevel
-                            if x > f and j != i:
-                                sizes[r] = heap_offer(heaps, r, sizes[r], x)
-                                if sizes[r] == count:
-                                    f = heaps[r, 0]
-                        s += 1
-                        if s == depth:
-                            vlevel = vcut  # (every weight above it read)
-                        if vlevel == 0.0 or (sizes[r] == count and clevel * vlevel <= f):
-                            done = True
-                            break
-                    elif t >= length:
-                        break  # both lists read to their end: the whole row, below
+            # the prefix alone for its first _LAZY entries (all of them without a weights'
+            # list), then beside the largest weights
+            sizes[r] = 0
+            done, count_read = _row_by_prefix(CT, p, i, r, v, count, order, lengths, rest,
+                                              pvals, stored, vmax, heaps, sizes,
+                                              _LAZY if depth else lengths[p])
+            read += count_read
+            if not done and depth and _LAZY < lengths[p]:
+                done, count_read = _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest,
+                                                     pvals, stored, vmax, heaps, sizes, vorder,
+                                                     vrank, vcut, taken, _LAZY)
+                read += count_read
             if done:
                 out[i] = heap_sum(heaps, r, sizes[r])
                 continue
@@ -283,6 +242,103 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                                 f = heaps[r, 0]
         out[i] = heap_sum(heaps, r, sizes[r])
     return read
+
+
+@njit(cache=True)
+def _row_by_prefix(CT, p, i, r, v, count, order, lengths, rest, pvals, stored, vmax, heaps,
+                   sizes, limit):
+    """Row i (exact row p) of :func:`_top_sums_rows` from its largest entries (``order``), at
+    most ``limit`` of them: once the heap is full, an entry times the largest weight at or below
+    its floor ends the row, since every entry after it is smaller. Returns (decided, entries
+    read); undecided with fewer than the prefix's entries read, the row goes on from there."""
+    f = heaps[r, 0] if sizes[r] == count else -np.inf
+    read = 0
+    length = lengths[p]
+    for t in range(min(length, limit)):
+        j = order[p, t]
+        read += 1
+        # the prefix's values in order (``pvals``): read in sequence, not scattered over a
+        # row of the exact block
+        c = pvals[p, t] if stored else CT[p, j]
+        x = c * v[j]
+        if x > f and j != i:
+            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+            if sizes[r] == count:
+                f = heaps[r, 0]
+        if sizes[r] == count and c * vmax <= f:
+            return True, read
+    if limit < length:
+        return False, read
+    # the entries past the prefix are at most rest[p] (0: all zero)
+    return rest[p] == 0.0 or (sizes[r] == count and rest[p] * vmax <= f), read
+
+
+@njit(cache=True)
+def _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest, pvals, stored, vmax, heaps,
+                      sizes, vorder, vrank, vcut, taken, start):
+    """Row i (exact row p) of :func:`_top_sums_rows` from two lists read side by side (Fagin's
+    threshold algorithm): the row's largest entries (``order``, t of them read) and the
+    largest weights (``vorder``, the same for every row, s of them read). An entry not read
+    has |A'_ij| at most the last entry read from the prefix and v_j at most the last weight
+    read, so when the heap is full and their product is at or below its floor no entry left
+    can enter the sum. It goes on from the prefix's first ``start`` entries, read and offered
+    by :func:`_row_by_prefix` (a row they decide reads no weight), a step of each list in turn
+    once the heap is full. Each word is
+    offered once: one the prefix reaches after the weights did is skipped, one the weights
+    reach after the prefix did is marked in ``taken``. Returns (decided, entries read).
+
+    (A separate function from :func:`_row_by_prefix`: inside one loop the two made a --by
+    group's prefix-only rows three times slower.)"""
+    depth = vorder.shape[0]
+    f = heaps[r, 0] if sizes[r] == count else -np.inf
+    read = 0
+    length = lengths[p]
+    vlevel = vmax
+    for t in range(start):  # (offered by the prefix's first pass)
+        q = vrank[order[p, t]]
+        if q < depth:
+            taken[q] = i
+    t = start
+    s = 0
+    while True:
+        if t < length:
+            j = order[p, t]
+            c = pvals[p, t] if stored else CT[p, j]
+            q = vrank[j]
+            if q >= s:  # (q < s: the weights' list offered it)
+                read += 1
+                if q < depth:
+                    taken[q] = i
+                x = c * v[j]
+                if x > f and j != i:
+                    sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                    if sizes[r] == count:
+                        f = heaps[r, 0]
+            t += 1
+            # (past the prefix's end the entries are at most rest[p])
+            clevel = c if t < length else rest[p]
+        else:
+            clevel = rest[p]  # (the largest entry past the prefix; 0: all zero)
+        if clevel == 0.0 or vlevel == 0.0 or (sizes[r] == count and clevel * vlevel <= f):
+            return True, read
+        if sizes[r] == count or t >= length:
+            if s < depth:
+                j = vorder[s]
+                vlevel = v[j]
+                if taken[s] != i:
+                    read += 1
+                    x = CT[p, j] * vlevel
+                    if x > f and j != i:
+                        sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                        if sizes[r] == count:
+                            f = heaps[r, 0]
+                s += 1
+                if s == depth:
+                    vlevel = vcut  # (every weight above it read)
+                if vlevel == 0.0 or (sizes[r] == count and clevel * vlevel <= f):
+                    return True, read
+            elif t >= length:
+                return False, read  # both lists read to their end: the whole row
 
 
 @njit(cache=True)
@@ -339,7 +395,8 @@ def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, 
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
     vmax = np.max(v) if n else 0.0
-    vorder, vrank, vcut = _weight_order(v, order.shape[1])
+    # (no weights' list: the serial kernel's small models, a --by group's, end on their prefixes)
+    vorder, vrank, vcut = _weight_order(v, 0)
     horder, hrank = _h_order(v, hrow, cptr.shape[0] > 0)
     read = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n,
                           out, cptr, cq, cval, _max_on(v, hrow), pvals, vorder, vrank, vcut,
