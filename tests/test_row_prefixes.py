@@ -63,6 +63,19 @@ def test_prefix_stop_gives_the_sums_of_every_entry(seed, length):
     np.testing.assert_allclose(full, _brute(M, hpos, sqd, v, count), rtol=1e-6, atol=0)
 
 
+def _weights(rng, M, kind, few):
+    """Weights that run against the entries (the largest on the words of smallest entries),
+    on ``few`` words only (the others 0), or all equal."""
+    n = M.shape[0]
+    if kind == "against":
+        return 1.0 / (1.0 + M.sum(axis=0) - M.diagonal())
+    if kind == "few":
+        v = np.zeros(n)
+        v[rng.choice(n, few, replace=False)] = rng.random(few) + 0.5
+        return v
+    return np.ones(n)
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("weights", ["against", "few", "equal"])
 @pytest.mark.parametrize("length", [2, 8, 40])
@@ -77,13 +90,7 @@ def test_rows_read_beside_the_largest_weights_give_the_sums_of_every_entry(seed,
     n = int(rng.integers(30, 120))
     M, CT, hpos, hrow, sqd = _model(rng, n, int(rng.integers(1, n + 1)), ties=seed % 2 == 0,
                                      dtype=np.float32 if seed % 3 == 0 else np.float64)
-    if weights == "against":
-        v = 1.0 / (1.0 + M.sum(axis=0) - M.diagonal())
-    elif weights == "few":
-        v = np.zeros(n)
-        v[rng.choice(n, int(rng.integers(1, 6)), replace=False)] = rng.random() + 0.5
-    else:
-        v = np.ones(n)
+    v = _weights(rng, M, weights, int(rng.integers(1, 6)))
     count = int(rng.integers(1, 12))
     read = np.zeros(1)
     fast = offdiag_top_sums(CT, hpos, hrow, sqd, v, count, row_prefixes(CT, length=length),
@@ -106,13 +113,7 @@ def test_long_rows_read_beside_the_largest_weights_give_the_sums_of_every_entry(
     n = 300
     M, CT, hpos, hrow, sqd = _model(rng, n, int(rng.integers(150, n + 1)), ties=seed % 2 == 0,
                                      dtype=np.float32 if seed % 3 == 0 else np.float64)
-    if weights == "against":
-        v = 1.0 / (1.0 + M.sum(axis=0) - M.diagonal())
-    elif weights == "few":
-        v = np.zeros(n)
-        v[rng.choice(n, 40, replace=False)] = rng.random(40)
-    else:
-        v = np.ones(n)
+    v = _weights(rng, M, weights, 40)
     count = int(rng.integers(2, 12))
     prefixes = row_prefixes(CT, length=256)
     assert prefixes[1].max() > rowbound._LAZY
