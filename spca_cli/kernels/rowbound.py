@@ -72,9 +72,9 @@ def heap_sum(heaps, row, size):
 _CHUNK = 256
 # Entries a row reads from its own largest entries before the largest weights join them
 # (:func:`_row_by_threshold`): the rows of a model whose weights follow its entries (a first
-# certificate, a --by group's exact rows) mostly end within them, where a weight read beside
-# each entry doubled their reads and their time; a view's rows whose weights sit elsewhere
-# read thousands.
+# certificate, a --by group's exact rows) mostly end within them, and a weight read beside
+# each of their entries would cost more than it saves; a view's rows whose weights sit
+# elsewhere read thousands.
 _LAZY = 128
 
 
@@ -285,10 +285,7 @@ def _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest, pvals, stored
     by :func:`_row_by_prefix` (a row they decide reads no weight), a step of each list in turn
     once the heap is full. Each word is
     offered once: one the prefix reaches after the weights did is skipped, one the weights
-    reach after the prefix did is marked in ``taken``. Returns (decided, entries read).
-
-    (A separate function from :func:`_row_by_prefix`: inside one loop the two made a --by
-    group's prefix-only rows three times slower.)"""
+    reach after the prefix did is marked in ``taken``. Returns (decided, entries read)."""
     depth = vorder.shape[0]
     f = heaps[r, 0] if sizes[r] == count else -np.inf
     read = 0
