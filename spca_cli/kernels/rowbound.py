@@ -209,7 +209,6 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         if p >= 0 and prefixes:
             # the prefix alone for its first _LAZY entries (all of them without a weights'
             # list), then beside the largest weights
-            sizes[r] = 0
             done, count_read = _row_by_prefix(CT, p, i, r, v, count, order, lengths, rest,
                                               pvals, stored, vmax, heaps, sizes,
                                               _LAZY if depth else lengths[p])
@@ -251,7 +250,7 @@ def _row_by_prefix(CT, p, i, r, v, count, order, lengths, rest, pvals, stored, v
     most ``limit`` of them: once the heap is full, an entry times the largest weight at or below
     its floor ends the row, since every entry after it is smaller. Returns (decided, entries
     read); undecided with fewer than the prefix's entries read, the row goes on from there."""
-    f = heaps[r, 0] if sizes[r] == count else -np.inf
+    f = -np.inf
     read = 0
     length = lengths[p]
     for t in range(min(length, limit)):
@@ -421,14 +420,15 @@ def _h_order(v, hrow, wanted):
 
 @njit(cache=True)
 def _weight_order(v, depth):
-    """``(vorder, vrank, vcut)``: the ``depth`` largest weights' words, largest first (none
-    when ``depth`` is 0: rows without prefixes), each word's place among them (``depth`` when
-    not among them), and the largest weight left out (0 when none is)."""
+    """``(vorder, vrank, vcut)``: the ``depth`` largest weights' words, largest first, each
+    word's place among them (``depth`` when not among them), and the largest weight left out
+    (0 when none is); with ``depth`` 0 (no list: rows read their prefixes alone) both arrays
+    are empty and every weight is left out."""
     n = v.shape[0]
     depth = min(depth, n)
+    if depth == 0:  # (no list: nothing reads the ranks)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.max(v) if n else 0.0
     vrank = np.full(n, depth, dtype=np.int64)
-    if depth == 0:
-        return np.zeros(0, dtype=np.int64), vrank, np.max(v) if n else 0.0
     if depth < n:
         threshold = np.partition(v, n - depth)[n - depth]
         candidates = np.flatnonzero(v >= threshold)
