@@ -582,7 +582,7 @@ def certified_ratio(value, bound, *, rtol=PROVEN_RTOL):
 
 
 # ---------------------------------------------------------------------- weighted row-sum bound
-def _fits_float32(values):
+def fits_float32(values):
     """True when float32 holds every one of ``values`` exactly (beyond its range: False, quietly)."""
     with np.errstate(over="ignore", invalid="ignore"):
         return bool(np.array_equal(values.astype(np.float32), values))
@@ -647,7 +647,7 @@ class RowModel:
             rows = (A.base_columns(part) if base else A.columns(part)).T
             # np.take, not rows[:, words]: a quarter of the time on (64, 50,000) blocks
             rows = np.abs(rows if every_word else np.take(rows, words, axis=1))
-            if CT.dtype == np.float32 and not _fits_float32(rows):
+            if CT.dtype == np.float32 and not fits_float32(rows):
                 wide = np.empty(CT.shape)
                 wide[:lo] = CT[:lo]  # only the rows written so far: the rest is not initialised
                 CT = wide

@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 
 from spca_cli.bounds import (CERTIFICATE_RTOL, ROW_BOUND_SOURCE, RowCertificate, RowModel,
-                             row_certificate, weighted_row_bound)
+                             fits_float32, row_certificate, weighted_row_bound)
 from spca_cli.errors import ConvergenceWarning
 from spca_cli.kernels.rowbound import (branch_and_bound_prefixed, offdiag_top_sums,
                                       prefix_values, row_prefixes, top_square_sums)
@@ -347,6 +347,10 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None):
     else:
         A_sub = A.submatrix(words)
     B = np.ascontiguousarray(np.abs(A_sub))
+    if fits_float32(B):
+        # the certificates' dtype (counts of co-occurrence): the row kernels below are then
+        # the ones the certificate loaded, not a float64 signature of each (50 ms of loading)
+        B = B.astype(np.float32)
     m = words.size
     # each row's largest entries in order, sorted once for the root's weight steps and every
     # node: a row then stops once no later entry can enter its sum (the same bound), and the

@@ -106,7 +106,9 @@ class SetState:
             a = (value - 2.0 * x * z[support] + self.diag[support] * x * x)
             with np.errstate(divide="ignore", invalid="ignore"):
                 a = np.where(rest > 1e-12, a / rest, -np.inf)
-            replacement_gains(cols, x, z, a, np.sqrt(rest), self.diag, value, G, j * k)
+            # (one layout for the kernel: each other one is a signature numba loads, 3-5 ms)
+            replacement_gains(np.ascontiguousarray(cols), np.ascontiguousarray(x), z, a,
+                              np.sqrt(rest), self.diag, value, G, j * k)
         return G
 
     def blocks(self, j, words, positions):
