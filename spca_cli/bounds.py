@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spca_cli.kernels.rowbound import (PREFIX, gather_rows, offdiag_top_sums, outside_columns,
+from spca_cli.kernels.rowbound import (PREFIX, STAR_PREFIX, gather_rows, offdiag_top_sums, outside_columns,
                                       prefix_values, restrict_outside_columns, restrict_prefixes,
-                                      row_prefixes, star_rows, star_values)
+                                      row_prefixes, star_rows, star_sorted_rows,
+                                      star_values)
 
 __all__ = ["single_bounds", "total_bounds", "star_total_bound", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
@@ -440,11 +441,9 @@ def _priced_stars(model, k, K, w, ratios, lower, rows, steps):
     near = np.empty((count, count))
     far_top = np.zeros((count, max(k - 1, 0) if count < m else 0))
     star_rows(model.CT, model.hpos, model.sqd, w, cand.astype(np.int64), slot, near, far_top)
-    # (the positive entries alone, in compressed rows: a price only lowers an entry, and the
-    # co-occurrence rows of short texts are mostly zero)
-    rows_of, cols_of = np.nonzero(near > 0.0)
-    near_ptr = np.searchsorted(rows_of, np.arange(count + 1)).astype(np.int64)
-    near_idx, near_val = cols_of.astype(np.int64), np.ascontiguousarray(near[rows_of, cols_of])
+    # (the positive entries alone, each row largest first: a price only lowers an entry, and
+    # a row's read stops where no later entry can enter its sum)
+    near_ptr, near_heads, near_idx, near_val = star_sorted_rows(near, STAR_PREFIX)
     base = np.abs(model.diag[cand])
     take = max(k - 1, 0)
     pi = np.zeros(count)
@@ -455,7 +454,8 @@ def _priced_stars(model, k, K, w, ratios, lower, rows, steps):
     theta = 1.0
     since = 0  # steps since the best fell by _STAR_GAIN
     for _ in range(max(int(steps), 1)):
-        star_values(near_ptr, near_idx, near_val, far_top, pi, base, take, values, partners)
+        star_values(near_ptr, near_heads, near_idx, near_val, far_top, pi, base, take, values,
+                    partners)
         pool = np.concatenate([values, np.full(K, cut)])
         chosen = np.argpartition(-pool, K - 1)[:K]
         total = (float(pi.sum()) + float(pool[chosen].sum())) * slack

@@ -46,3 +46,43 @@ def test_star_total_is_the_sharpest_total_on_the_real_sample():
     assert result.total_bound.source == bounds.STAR_SOURCE
     assert result.total_bound.certified_ratio > 0.8
     assert result.total_bound.value >= result.total_explained_variance
+
+
+def _priced_values(near, far_top, pi, base, take):
+    """The priced stars of star_values the plain way: every entry of every row priced."""
+    values = np.empty(near.shape[0])
+    for a in range(near.shape[0]):
+        terms = [near[a, b] - pi[b] for b in range(near.shape[1]) if b != a and near[a, b] > 0]
+        terms = [x for x in terms + list(far_top[a]) if x > 0]
+        values[a] = base[a] - pi[a] + sum(sorted(terms, reverse=True)[:take])
+    return values
+
+
+@pytest.mark.parametrize("prefix", [1, 2, 5, 64])
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("seed", range(12))
+def test_sorted_heads_read_every_entry_a_priced_star_needs(monkeypatch, seed, prefix, parallel):
+    """A row's sorted head read up to its stop, and its unsorted rest read only when the head's
+    last entry could still enter: the values of every entry priced, whatever the head's length,
+    ties and prices (heavy prices push a row's sum past its head), on one thread or the team."""
+    from spca_cli.kernels import rowbound
+
+    if parallel:
+        monkeypatch.setattr(rowbound, "_STAR_PARALLEL_ROWS", 0)
+    rng = np.random.default_rng(seed)
+    count, take = int(rng.integers(3, 40)), int(rng.integers(0, 6))
+    near = np.where(rng.random((count, count)) < 0.6, rng.integers(0, 6, (count, count)) * 1.0,
+                    0.0)  # (integers: ties)
+    np.fill_diagonal(near, -np.inf)
+    far_top = -np.sort(-rng.integers(0, 4, (count, take)) * 1.0, axis=1)
+    pi = np.where(rng.random(count) < 0.5, rng.random(count) * 8.0, 0.0)
+    base = rng.random(count) * 10.0
+    ptr, heads, idx, val = rowbound.star_sorted_rows(near, prefix)
+    values = np.empty(count)
+    partners = np.empty((count, max(take, 1)), dtype=np.int64)
+    rowbound.star_values(ptr, heads, idx, val, far_top, pi, base, take, values, partners)
+    np.testing.assert_allclose(values, _priced_values(near, far_top, pi, base, take),
+                               rtol=1e-12, atol=1e-12)
+    for a in range(count):  # the partners named are candidates whose priced entry was taken
+        for b in partners[a][partners[a] >= 0]:
+            assert b != a and near[a, b] - pi[b] > 0
