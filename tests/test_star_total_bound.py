@@ -48,41 +48,71 @@ def test_star_total_is_the_sharpest_total_on_the_real_sample():
     assert result.total_bound.value >= result.total_explained_variance
 
 
-def _priced_values(near, far_top, pi, base, take):
-    """The priced stars of star_values the plain way: every entry of every row priced."""
-    values = np.empty(near.shape[0])
-    for a in range(near.shape[0]):
-        terms = [near[a, b] - pi[b] for b in range(near.shape[1]) if b != a and near[a, b] > 0]
-        terms = [x for x in terms + list(far_top[a]) if x > 0]
+def _priced_values(P, cand, far_take, pi, base, take):
+    """The priced stars of star_values the plain way, from the dense P_il: every entry of every
+    candidate row priced (pi on the candidates), the far words' k - 1 largest unpriced."""
+    slot = {int(l): b for b, l in enumerate(cand)}
+    values = np.empty(len(cand))
+    for a, i in enumerate(cand):
+        near = [P[i, l] - pi[slot[l]] for l in cand if l != i and P[i, l] > 0]
+        far = sorted((P[i, l] for l in range(P.shape[0]) if l != i and l not in slot),
+                     reverse=True)[:far_take]
+        terms = [x for x in near + far if x > 0]
         values[a] = base[a] - pi[a] + sum(sorted(terms, reverse=True)[:take])
     return values
 
 
 @pytest.mark.parametrize("prefix", [1, 2, 5, 64])
-@pytest.mark.parametrize("parallel", [False, True])
-@pytest.mark.parametrize("seed", range(12))
-def test_sorted_heads_read_every_entry_a_priced_star_needs(monkeypatch, seed, prefix, parallel):
-    """A row's sorted head read up to its stop, and its unsorted rest read only when the head's
-    last entry could still enter: the values of every entry priced, whatever the head's length,
-    ties and prices (heavy prices push a row's sum past its head), on one thread or the team."""
+@pytest.mark.parametrize("seed", range(24))
+def test_sorted_heads_read_every_entry_a_priced_star_needs(seed, prefix):
+    """Each candidate's row sorted on its head and read up to its stop, its unsorted rest read
+    only when the head's last entry could still enter: the values of every entry priced,
+    whatever the head's length, ties (integer entries) and prices (heavy prices push a row's
+    sum past its head), with exact rows and Cauchy-Schwarz pairs."""
     from spca_cli.kernels import rowbound
 
-    if parallel:
-        monkeypatch.setattr(rowbound, "_STAR_PARALLEL_ROWS", 0)
     rng = np.random.default_rng(seed)
-    count, take = int(rng.integers(3, 40)), int(rng.integers(0, 6))
-    near = np.where(rng.random((count, count)) < 0.6, rng.integers(0, 6, (count, count)) * 1.0,
-                    0.0)  # (integers: ties)
-    np.fill_diagonal(near, -np.inf)
-    far_top = -np.sort(-rng.integers(0, 4, (count, take)) * 1.0, axis=1)
-    pi = np.where(rng.random(count) < 0.5, rng.random(count) * 8.0, 0.0)
+    m, take = int(rng.integers(4, 40)), int(rng.integers(0, 6))
+    X = (rng.random((60, m)) < 0.3) * rng.integers(1, 3, (60, m)) * 1.0
+    A = X.T @ X  # (integers: ties)
+    model = bounds.RowModel.of(Gram.from_dense(A), exact_rows=int(rng.integers(0, m + 1)))
+    size = model.size
+    if size < 2:
+        return
+    P_model = np.empty((size, size))  # |A'_il| as the model holds it (Cauchy-Schwarz off H)
+    for i in range(size):
+        for l in range(size):
+            if model.hpos[i] >= 0:
+                P_model[i, l] = model.CT[model.hpos[i], l]
+            elif model.hpos[l] >= 0:
+                P_model[i, l] = model.CT[model.hpos[l], i]
+            else:
+                P_model[i, l] = model.sqd[i] * model.sqd[l]
+    w = rng.random(size) + 0.05
+    P = P_model * w[None, :] / w[:, None]
+    count = int(rng.integers(1, size + 1))
+    cand = np.sort(rng.choice(size, count, replace=False)).astype(np.int64)
+    slot = np.full(size, -1, dtype=np.int64)
+    slot[cand] = np.arange(count)
+    far = take if count < size else 0
+    near_idx = np.empty((count, count), dtype=np.int64)
+    near_val = np.empty((count, count))
+    lengths = np.empty(count, dtype=np.int64)
+    heads = np.empty(count, dtype=np.int64)
+    far_top = np.zeros((count, far))
+    rowbound.star_rows(model.CT, model.hpos, model.sqd, w, cand, slot, prefix, near_idx,
+                       near_val, lengths, heads, far_top)
+    pi = np.where(rng.random(count) < 0.5, rng.random(count) * 3.0 * P.max(), 0.0)
     base = rng.random(count) * 10.0
-    ptr, heads, idx, val = rowbound.star_sorted_rows(near, prefix)
     values = np.empty(count)
     partners = np.empty((count, max(take, 1)), dtype=np.int64)
-    rowbound.star_values(ptr, heads, idx, val, far_top, pi, base, take, values, partners)
-    np.testing.assert_allclose(values, _priced_values(near, far_top, pi, base, take),
-                               rtol=1e-12, atol=1e-12)
-    for a in range(count):  # the partners named are candidates whose priced entry was taken
-        for b in partners[a][partners[a] >= 0]:
-            assert b != a and near[a, b] - pi[b] > 0
+    rowbound.star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, values,
+                         partners)
+    np.testing.assert_allclose(values, _priced_values(P, cand, far, pi, base, take),
+                               rtol=1e-12, atol=1e-9)
+    for a in range(count):  # a head is sorted and at least the prefix; the rest is below it
+        head = near_val[a, :heads[a]]
+        assert np.all(np.diff(head) <= 0) and heads[a] >= min(prefix, lengths[a])
+        assert np.all(near_val[a, heads[a]:lengths[a]] <= (head[-1] if heads[a] else np.inf))
+        for b in partners[a][partners[a] >= 0]:  # a partner named was priced and taken
+            assert b != a and P[cand[a], cand[b]] - pi[b] > 0

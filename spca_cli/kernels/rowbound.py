@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
-           "restrict_outside_columns", "row_prefixes", "star_rows", "star_sorted_rows", "star_values", "STAR_PREFIX", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
+           "restrict_outside_columns", "row_prefixes", "star_rows", "star_values", "STAR_PREFIX", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
            "branch_and_bound", "branch_and_bound_prefixed"]
 
 
@@ -1081,167 +1081,81 @@ def _insert_largest(vals, idx, size, x, j):
     return size
 
 
-#: Entries of each candidate's row :func:`star_sorted_rows` sorts (the rest follow unsorted)
+#: Entries of each candidate's row :func:`star_rows` sorts first (the rest follow unsorted)
 STAR_PREFIX = 64
 
 
-@njit(cache=True, parallel=True)
-def star_sorted_rows(near, prefix):
-    """The positive entries of each row of ``near`` (the candidates' P_ab of
-    :func:`star_rows`) as compressed rows ``(ptr, heads, idx, val)``: row a's ``heads[a]``
-    largest entries first, largest first (equal ones in column order), then its smaller ones
-    in column order; ``heads[a]`` is at least min(``prefix``, the row's entries) and takes in
-    every entry equal to the last of them."""
-    count = near.shape[0]
-    lengths = np.zeros(count + 1, dtype=np.int64)
-    for a in prange(count):
-        n = 0
-        for b in range(near.shape[1]):
-            if near[a, b] > 0.0:
-                n += 1
-        lengths[a + 1] = n
-    ptr = np.cumsum(lengths)
-    heads = np.zeros(count, dtype=np.int64)
-    idx = np.empty(ptr[count], dtype=np.int64)
-    val = np.empty(ptr[count])
-    for a in prange(count):
-        lo, n = ptr[a], ptr[a + 1] - ptr[a]
-        cols = np.empty(n, dtype=np.int64)
-        row = np.empty(n)
-        m = 0
-        for b in range(near.shape[1]):
-            if near[a, b] > 0.0:
-                cols[m] = b
-                row[m] = near[a, b]
-                m += 1
-        cut = -np.inf
-        if n > prefix:
-            cut = np.partition(row, n - prefix)[n - prefix]  # the prefix-th largest
-        head = 0
-        for t in range(n):
-            if row[t] >= cut:
-                head += 1
-        top = np.empty(head)
-        top_cols = np.empty(head, dtype=np.int64)
-        h, r = 0, head
-        for t in range(n):
-            if row[t] >= cut:
-                top[h] = -row[t]
-                top_cols[h] = cols[t]
-                h += 1
-            else:
-                idx[lo + r] = cols[t]
-                val[lo + r] = row[t]
-                r += 1
-        order = np.argsort(top, kind="mergesort")
-        for t in range(head):
-            idx[lo + t] = top_cols[order[t]]
-            val[lo + t] = -top[order[t]]
-        heads[a] = head
-    return ptr, heads, idx, val
-
-
-#: Candidates from which :func:`star_values` splits its rows over the thread team (below, the
-#: team's launch costs more than the rows)
-_STAR_PARALLEL_ROWS = 512
-
-
-def star_values(near_ptr, near_heads, near_idx, near_val, far_top, pi, base, take, values,
+@njit(cache=True)
+def star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, values,
                 partners):
     """The priced stars of :func:`~spca_cli.bounds.star_total_bound`: for each candidate row a,
     ``values[a]`` = base[a] - pi[a] + the ``take`` largest positive among P_ab - pi[b] (the
-    candidates b, row a of the compressed rows ``near_*``, which hold the positive P_ab alone:
-    :func:`star_sorted_rows`) and far_top[a, :] (partners without a price), and
-    ``partners[a]`` the candidates among them (-1 for a partner without a price, or none).
+    candidates b of row a of ``near_*``, which hold the positive P_ab alone: :func:`star_rows`)
+    and far_top[a, :] (partners without a price), and ``partners[a]`` the candidates among
+    them (-1 for a partner without a price, or none).
 
     A row's sorted head is read until its next P_ab is at most the smallest of ``take`` terms
     held (a price only lowers an entry, so no later one can enter), and the unsorted rest,
     all below the head, only when the head's last entry could still enter: a step reads about
     ``take`` entries a row where the whole row held up to every candidate."""
-    count = near_ptr.shape[0] - 1
-    threads = numba.get_num_threads()
-    args = (near_ptr, near_heads, near_idx, near_val, far_top, pi, base, int(take), values,
-            partners)
-    if count < _STAR_PARALLEL_ROWS or threads == 1:
-        _star_values_serial(*args)
-    else:
-        _star_values_parallel(*args, threads)
-
-
-@njit(cache=True)
-def _star_values_serial(near_ptr, near_heads, near_idx, near_val, far_top, pi, base, take,
-                        values, partners):
     vals = np.empty(max(take, 1))[:take]
     idx = np.empty(max(take, 1), dtype=np.int64)[:take]
-    for a in range(near_ptr.shape[0] - 1):
-        _star_row(a, near_ptr, near_heads, near_idx, near_val, far_top, pi, base, take, values,
-                  partners, vals, idx)
-
-
-@njit(cache=True, parallel=True)
-def _star_values_parallel(near_ptr, near_heads, near_idx, near_val, far_top, pi, base, take,
-                          values, partners, chunks):
-    count = near_ptr.shape[0] - 1
-    for c in prange(chunks):
-        vals = np.empty(max(take, 1))[:take]
-        idx = np.empty(max(take, 1), dtype=np.int64)[:take]
-        for a in range((c * count) // chunks, ((c + 1) * count) // chunks):
-            _star_row(a, near_ptr, near_heads, near_idx, near_val, far_top, pi, base, take,
-                      values, partners, vals, idx)
-
-
-@njit(cache=True)
-def _star_row(a, near_ptr, near_heads, near_idx, near_val, far_top, pi, base, take, values,
-              partners, vals, idx):
-    """Row a of :func:`star_values` (``vals``, ``idx``: its heap, ``take`` long)."""
-    size = 0
-    if take > 0:
-        for t in range(far_top.shape[1]):
-            x = far_top[a, t]
-            if x > 0.0:
-                size = _insert_largest(vals, idx, size, x, -1)
-        lo, head, hi = near_ptr[a], near_ptr[a] + near_heads[a], near_ptr[a + 1]
-        settled = False
-        for t in range(lo, head):
-            raw = near_val[t]
-            if size == take and raw <= vals[take - 1]:
-                settled = True
-                break
-            x = raw - pi[near_idx[t]]
-            if x > 0.0:
-                size = _insert_largest(vals, idx, size, x, near_idx[t])
-        if not settled and head < hi and not (size == take and near_val[head - 1] <= vals[take - 1]):
-            for t in range(head, hi):
-                raw = near_val[t]
-                if size == take and raw <= vals[take - 1]:
-                    continue
-                x = raw - pi[near_idx[t]]
+    for a in range(lengths.shape[0]):
+        size = 0
+        if take > 0:
+            for t in range(far_top.shape[1]):
+                x = far_top[a, t]
                 if x > 0.0:
-                    size = _insert_largest(vals, idx, size, x, near_idx[t])
-    total = 0.0
-    for t in range(size):
-        total += vals[t]
-        partners[a, t] = idx[t]
-    for t in range(size, partners.shape[1]):
-        partners[a, t] = -1
-    values[a] = base[a] - pi[a] + total
+                    size = _insert_largest(vals, idx, size, x, -1)
+            head, n = heads[a], lengths[a]
+            settled = False
+            for t in range(head):
+                raw = near_val[a, t]
+                if size == take and raw <= vals[take - 1]:
+                    settled = True
+                    break
+                x = raw - pi[near_idx[a, t]]
+                if x > 0.0:
+                    size = _insert_largest(vals, idx, size, x, near_idx[a, t])
+            if not settled and head < n and not (size == take
+                                                 and near_val[a, head - 1] <= vals[take - 1]):
+                for t in range(head, n):
+                    raw = near_val[a, t]
+                    if size == take and raw <= vals[take - 1]:
+                        continue
+                    x = raw - pi[near_idx[a, t]]
+                    if x > 0.0:
+                        size = _insert_largest(vals, idx, size, x, near_idx[a, t])
+        total = 0.0
+        for t in range(size):
+            total += vals[t]
+            partners[a, t] = idx[t]
+        for t in range(size, partners.shape[1]):
+            partners[a, t] = -1
+        values[a] = base[a] - pi[a] + total
 
 
 @njit(cache=True, parallel=True)
-def star_rows(CT, hpos, sqd, w, cand, slot, near, far_top):
+def star_rows(CT, hpos, sqd, w, cand, slot, prefix, near_idx, near_val, lengths, heads,
+              far_top):
     """The rows of the candidates ``cand`` for :func:`star_values`, with P_il = |A'_il| w_l /
     w_i from the model (exact where i or l has exact entries, Cauchy-Schwarz sqd_i sqd_l
-    elsewhere): near[a, b] = P_{cand[a], cand[b]} (-inf on b = a), far_top[a] the
-    far_top.shape[1] largest P over the words l outside the candidates (``slot[l]`` -1; the
-    others' slot is their candidate index), largest first, 0 past the row's words."""
+    elsewhere): row a's positive P_{cand[a], cand[b]} (b != a) in ``near_idx[a]``,
+    ``near_val[a]`` (``lengths[a]`` of them), its ``heads[a]`` largest first, largest first
+    (equal ones in candidate order), then its smaller ones in candidate order (``heads[a]`` is
+    at least min(``prefix``, ``lengths[a]``) and takes in every entry equal to the last of
+    them); far_top[a] the far_top.shape[1] largest P over the words l outside the candidates
+    (``slot[l]`` -1; the others' slot is their candidate index), largest first, 0 past the
+    row's words."""
     m = hpos.shape[0]
     take = far_top.shape[1]
     for a in prange(cand.shape[0]):
         i = cand[a]
         p = hpos[i]
         vals = np.zeros(max(take, 1))[:take]
-        idx = np.empty(max(take, 1), dtype=np.int64)[:take]
+        heap = np.empty(max(take, 1), dtype=np.int64)[:take]
         size = 0
+        n = 0
         for l in range(m):
             if l == i:
                 continue
@@ -1254,9 +1168,45 @@ def star_rows(CT, hpos, sqd, w, cand, slot, near, far_top):
             x = c * w[l] / w[i]
             b = slot[l]
             if b >= 0:
-                near[a, b] = x
+                if x > 0.0:
+                    near_idx[a, n] = b
+                    near_val[a, n] = x
+                    n += 1
             elif take > 0:
-                size = _insert_largest(vals, idx, size, x, l)
-        near[a, a] = -np.inf
-        for t in range(take):
-            far_top[a, t] = vals[t] if t < size else 0.0
+                size = _insert_largest(vals, heap, size, x, l)
+        for r in range(take):
+            far_top[a, r] = vals[r] if r < size else 0.0
+        lengths[a] = n
+        heads[a] = _sort_head(near_idx[a], near_val[a], n, prefix)
+
+
+@njit(cache=True)
+def _sort_head(idx, val, n, prefix):
+    """Reorder ``idx[:n]``, ``val[:n]`` in place as :func:`star_rows` leaves a row; returns
+    the head's length."""
+    row = val[:n].copy()
+    cols = idx[:n].copy()
+    cut = -np.inf
+    if n > prefix:
+        cut = np.partition(row, n - prefix)[n - prefix]  # the prefix-th largest
+    head = 0
+    for t in range(n):
+        if row[t] >= cut:
+            head += 1
+    top = np.empty(head)
+    top_cols = np.empty(head, dtype=np.int64)
+    h, r = 0, head
+    for t in range(n):
+        if row[t] >= cut:
+            top[h] = -row[t]
+            top_cols[h] = cols[t]
+            h += 1
+        else:
+            idx[r] = cols[t]
+            val[r] = row[t]
+            r += 1
+    order = np.argsort(top, kind="mergesort")
+    for t in range(head):
+        idx[t] = top_cols[order[t]]
+        val[t] = -top[order[t]]
+    return head
