@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spca_cli.kernels.rowbound import (PREFIX, STAR_PREFIX, gather_rows, offdiag_top_sums, outside_columns,
-                                      prefix_values, restrict_outside_columns, restrict_prefixes,
-                                      row_prefixes, star_rows, star_values)
+from spca_cli.kernels.rowbound import (PREFIX, STAR_PREFIX, gather_rows, offdiag_top_sums,
+                                      outside_columns, prefix_values, restrict_outside_columns,
+                                      restrict_prefixes, row_prefixes, star_rows, star_values)
 
 __all__ = ["single_bounds", "total_bounds", "star_total_bound", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
@@ -369,7 +369,7 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
 
 
 #: Words a disjoint-stars bound (:func:`star_total_bound`) prices first, and the entries of
-#: |A'| their rows may read at most (candidates x words: 577 x 14,543 on the fortunes).
+#: |A'| their rows may read at most (candidates x words: 400 x 14,543 on the fortunes).
 STAR_ROWS = 400
 _STAR_ENTRIES = 1 << 23
 #: Subgradient steps of the prices at most; they stop after _STAR_PATIENCE steps that did not
