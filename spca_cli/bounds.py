@@ -469,8 +469,17 @@ def _priced_stars(model, k, K, w, ratios, lower, count, steps, prices=None):
     lengths = np.empty(count, dtype=np.int64)
     heads = np.empty(count, dtype=np.int64)
     far_top = np.zeros((count, max(k - 1, 0) if count < m else 0))
+    # the words outside the candidates a row without exact entries reads: the exact rows, and
+    # of the others the largest sqd_l w_l, twice what far_top holds (so that rounding of the
+    # products cannot reorder them past it)
+    far = slot < 0
+    h_far = np.flatnonzero(far & (model.hpos >= 0)).astype(np.int64)
+    others = np.flatnonzero(far & (model.hpos < 0))
+    g = model.sqd[others] * w[others]
+    keep = min(others.size, 2 * far_top.shape[1] + 2)
+    cs_far = others[np.argpartition(-g, keep - 1)[:keep]] if keep else others[:0]
     star_rows(model.CT, model.hpos, model.sqd, w, cand.astype(np.int64), slot, STAR_PREFIX,
-              near_idx, near_val, lengths, heads, far_top)
+              near_idx, near_val, lengths, heads, far_top, h_far, cs_far.astype(np.int64))
     base = np.abs(model.diag[cand])
     take = max(k - 1, 0)
     pi = np.zeros(count) if prices is None else prices[cand].copy()

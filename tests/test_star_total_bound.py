@@ -100,8 +100,11 @@ def test_sorted_heads_read_every_entry_a_priced_star_needs(seed, prefix):
     lengths = np.empty(count, dtype=np.int64)
     heads = np.empty(count, dtype=np.int64)
     far_top = np.zeros((count, far))
+    outside = slot < 0
+    h_far = np.flatnonzero(outside & (model.hpos >= 0)).astype(np.int64)
+    cs_far = np.flatnonzero(outside & (model.hpos < 0)).astype(np.int64)  # (all of them)
     rowbound.star_rows(model.CT, model.hpos, model.sqd, w, cand, slot, prefix, near_idx,
-                       near_val, lengths, heads, far_top)
+                       near_val, lengths, heads, far_top, h_far, cs_far)
     pi = np.where(rng.random(count) < 0.5, rng.random(count) * 3.0 * P.max(), 0.0)
     base = rng.random(count) * 10.0
     values = np.empty(count)

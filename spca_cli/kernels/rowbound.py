@@ -1137,7 +1137,7 @@ def star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, val
 
 @njit(cache=True, parallel=True)
 def star_rows(CT, hpos, sqd, w, cand, slot, prefix, near_idx, near_val, lengths, heads,
-              far_top):
+              far_top, h_far, cs_far):
     """The rows of the candidates ``cand`` for :func:`star_values`, with P_il = |A'_il| w_l /
     w_i from the model (exact where i or l has exact entries, Cauchy-Schwarz sqd_i sqd_l
     elsewhere): row a's positive P_{cand[a], cand[b]} (b != a) in ``near_idx[a]``,
@@ -1146,7 +1146,12 @@ def star_rows(CT, hpos, sqd, w, cand, slot, prefix, near_idx, near_val, lengths,
     at least min(``prefix``, ``lengths[a]``) and takes in every entry equal to the last of
     them); far_top[a] the far_top.shape[1] largest P over the words l outside the candidates
     (``slot[l]`` -1; the others' slot is their candidate index), largest first, 0 past the
-    row's words."""
+    row's words.
+
+    A row without exact entries reads the candidates, the exact rows outside them (``h_far``)
+    and, of the other words, only ``cs_far``: the words of largest sqd_l w_l, a few more than
+    far_top holds (their P_il = sqd_i sqd_l w_l / w_i is that order scaled by sqd_i / w_i), not
+    every word of the model."""
     m = hpos.shape[0]
     take = far_top.shape[1]
     for a in prange(cand.shape[0]):
@@ -1156,24 +1161,41 @@ def star_rows(CT, hpos, sqd, w, cand, slot, prefix, near_idx, near_val, lengths,
         heap = np.empty(max(take, 1), dtype=np.int64)[:take]
         size = 0
         n = 0
-        for l in range(m):
-            if l == i:
-                continue
-            if p >= 0:
-                c = np.float64(CT[p, l])
-            elif hpos[l] >= 0:
-                c = np.float64(CT[hpos[l], i])
-            else:
-                c = sqd[i] * sqd[l]
-            x = c * w[l] / w[i]
-            b = slot[l]
-            if b >= 0:
+        if p >= 0:
+            for l in range(m):
+                if l == i:
+                    continue
+                x = np.float64(CT[p, l]) * w[l] / w[i]
+                b = slot[l]
+                if b >= 0:
+                    if x > 0.0:
+                        near_idx[a, n] = b
+                        near_val[a, n] = x
+                        n += 1
+                elif take > 0:
+                    size = _insert_largest(vals, heap, size, x, l)
+        else:
+            for b in range(cand.shape[0]):
+                l = cand[b]
+                if l == i:
+                    continue
+                if hpos[l] >= 0:
+                    c = np.float64(CT[hpos[l], i])
+                else:
+                    c = sqd[i] * sqd[l]
+                x = c * w[l] / w[i]
                 if x > 0.0:
                     near_idx[a, n] = b
                     near_val[a, n] = x
                     n += 1
-            elif take > 0:
-                size = _insert_largest(vals, heap, size, x, l)
+            if take > 0:
+                for t in range(h_far.shape[0]):
+                    l = h_far[t]
+                    size = _insert_largest(vals, heap, size,
+                                           np.float64(CT[hpos[l], i]) * w[l] / w[i], l)
+                for t in range(cs_far.shape[0]):
+                    l = cs_far[t]
+                    size = _insert_largest(vals, heap, size, sqd[i] * sqd[l] * w[l] / w[i], l)
         for r in range(take):
             far_top[a, r] = vals[r] if r < size else 0.0
         lengths[a] = n
