@@ -39,12 +39,14 @@ def test_star_total_is_never_below_the_best_disjoint_total(seed):
 
 def test_star_total_is_the_sharpest_total_on_the_real_sample():
     """The KOS sample's default set (5 topics of 10 words): the rank-2 split certified 0.718 of
-    its total; the stars certify more than 0.8, above every other total bound."""
+    its total; the stars certify more than 0.85, above every other total bound, once their
+    candidates grow past the first 400 (which certify 0.816: the largest ratio outside them is
+    among the terms of their best bound)."""
     from spca_cli.topics import run_topics
 
     result = run_topics(load_input(str(KOS_SAMPLE)))
     assert result.total_bound.source == bounds.STAR_SOURCE
-    assert result.total_bound.certified_ratio > 0.8
+    assert result.total_bound.certified_ratio > 0.85
     assert result.total_bound.value >= result.total_explained_variance
 
 
