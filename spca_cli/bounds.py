@@ -431,12 +431,12 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
     w = np.maximum(model.sqd / max(float(model.sqd.max()), 1e-300), 1e-300)
     for _ in range(2):  # w, then one step of the weight iteration from it
         T = np.abs(model.diag) * w + model.top_sums(w, k - 1)
-        runs.append([w, T / w, first, *_priced_stars(model, k, K, w, T / w, lower, first,
-                                                     steps)])
+        ratios = T / w
+        runs.append((w, ratios, *_priced_stars(model, k, K, w, ratios, lower, first, steps)))
         w = np.maximum(T / max(float(T.max()), 1e-300), 1e-300)
-    best = min(run[3] for run in runs)
-    for run in runs:
-        w, ratios, count, value, prices, binding = run
+    best = min(run[2] for run in runs)
+    for w, ratios, value, prices, binding in runs:
+        count = first
         while binding and count < most and value <= best * _STAR_GROW_WITHIN:
             count = min(most, count * _STAR_GROWTH)
             more, prices, binding = _priced_stars(model, k, K, w, ratios, lower, count, steps,

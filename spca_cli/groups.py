@@ -441,7 +441,8 @@ eigensolver
         sub, columns = _sub_corpus(corpus, rows, min_count)
         outcome = GroupOutcome(name=group_name(value), documents=int(rows.size),
                                words=int(columns.size), corpus=sub, columns=columns)
-        lacking = [w for w in include if w not in _words_of(corpus, columns, include)]
+        held = _words_of(corpus, columns, include)
+        lacking = [w for w in include if w not in held]
         if rows.size < min_documents:
             outcome.not_solved = f"{counted(rows.size, 'document')}, fewer than {min_documents:,}"
         elif lacking:
