@@ -787,12 +787,13 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
     if W is not None:
         W = _orthonormal(W, None, 1.0)
     # the basis and its image live in Fortran-order buffers: the first c columns are then one
-    # contiguous block for BLAS. They start with room for the carried basis and two blocks and
-    # grow by half when a block would not fit (up to max_cols + b): a warm call that converges
-    # in two products never holds the room of six blocks (dupes-1M, 197,316 words: its second
-    # call peaked 80 MB lower)
+    # contiguous block for BLAS. They start with room for the carried basis and two blocks (a
+    # probed start: its ``probe`` blocks of up to b + spare columns, which growing would copy
+    # the basis for, 0.3 s at 197,316 words) and grow by half when a block would not fit (up
+    # to max_cols + b): a warm call that converges in two products never holds the room of six
+    # blocks (dupes-1M, 197,316 words: its second call peaked 80 MB lower)
     carried = 0 if basis is None else basis[0].shape[1]
-    Qbuf = np.empty((n, min(max_cols + b, carried + 2 * b)), order="F")
+    Qbuf = np.empty((n, min(max_cols + b, carried + max(2 * b, probe * (b + spare)))), order="F")
     AQbuf = np.empty(Qbuf.shape, order="F")
     c = 0
     T = np.empty((0, 0))
