@@ -317,6 +317,25 @@ def test_the_largest_entries_are_those_of_a_full_partition(seed):
     assert all(M[r, c] == v for v, (r, c) in found)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_the_largest_entries_under_masks_are_those_of_the_masked_array(seed):
+    """Row and column masks give the entries (values and places) of the array with every
+    masked entry -inf, NaN and -inf entries among them, and rows whose every entry is masked."""
+    from spca_cli.solvers.setsearch import _largest, _row_max
+
+    rng = np.random.default_rng(seed)
+    n, width = int(rng.integers(1, 40)), int(rng.integers(1, 8))
+    M = np.round(rng.standard_normal((n, width)), 1)
+    M[rng.random(M.shape) < 0.1] = -np.inf
+    M[rng.random(M.shape) < 0.05] = np.nan
+    rows_ok = rng.random(n) < rng.choice([0.0, 0.5, 1.0])
+    columns_ok = rng.random(width) < rng.choice([0.0, 0.5, 1.0])
+    count = int(rng.integers(1, 3 * n))
+    masked = np.where(rows_ok[:, None] & columns_ok[None, :], M, -np.inf)
+    assert _largest(M, count, rows_ok=rows_ok, columns_ok=columns_ok) == _largest(masked, count)
+    assert np.array_equal(_row_max(M), M.max(axis=1), equal_nan=True)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_coherence_step_takes_the_steps_of_recomputing_every_offer(monkeypatch, seed):
     """The offers kept between steps give the steps, words and values that recomputing every

@@ -165,22 +165,45 @@ class SetState:
             self._replaced[j] = {}
 
 
-def _largest(M, count):
+def _largest(M, count, rows_ok=None, columns_ok=None):
     """The ``count`` largest finite entries of the 2-D array ``M``: (value, (row, column)).
+    With ``rows_ok`` / ``columns_ok`` (boolean masks), those of M with every other entry taken
+    as -inf, without that masked copy of M (on the fortunes a 14,543 x 50 array a step).
 
     They lie in the ``count`` rows of largest maximum (a row holding one of them has fewer
     than ``count`` rows of larger maximum, each holding a larger entry), so only those rows
     are partitioned: on the fortunes (14,543 x 50) a fifth of the time of the whole array."""
+    n, width = M.shape
     count = min(count, M.size)
     if count == 0:
         return []
-    rows = np.arange(M.shape[0])
-    if count < M.shape[0]:
-        rows = np.sort(np.argpartition(-M.max(axis=1), count - 1)[:count])
-    flat = M[rows].ravel()
-    width = M.shape[1]
+    if columns_ok is not None and not columns_ok.all():
+        masked = columns_ok[None, :]
+        row_max = (M[:, columns_ok].max(axis=1) if columns_ok.any()
+                   else np.full(n, -np.inf))
+    else:
+        masked = None
+        row_max = M.max(axis=1) if count < n else None
+    if rows_ok is not None and row_max is not None:
+        row_max[~rows_ok] = -np.inf
+    rows = np.arange(n)
+    if count < n:
+        rows = np.sort(np.argpartition(-row_max, count - 1)[:count])
+    block = M[rows]
+    if rows_ok is not None:
+        masked = rows_ok[rows][:, None] if masked is None else rows_ok[rows][:, None] & masked
+    flat = (block if masked is None else np.where(masked, block, -np.inf)).ravel()
     return [(flat[idx], (int(rows[idx // width]), int(idx % width)))
             for idx in np.argpartition(-flat, count - 1)[:count] if np.isfinite(flat[idx])]
+
+
+def _row_max(M):
+    """M.max(axis=1) for a narrow M (a topic's k columns): a pass per column, where NumPy's
+    reduction along rows of 10 entries took 0.66 ms for 14,543 of them against 0.18 ms."""
+    out = M[:, 0].copy()
+    for c in range(1, M.shape[1]):
+        np.maximum(out, M[:, c], out=out)
+    return out
 
 
 def _move_masks(K, k, frozen):
@@ -204,8 +227,7 @@ def _candidate_moves(state, G, masks, screened):
     moves = []
     # replace: v from the words no topic holds
     outside = ~state.used() & state.allowed
-    R = np.where(outside[:, None] & free[None, :], G, -np.inf)
-    for gain, (v, q) in _largest(R, screened):
+    for gain, (v, q) in _largest(G, screened, rows_ok=outside, columns_ok=free):
         moves.append((gain, (divmod(q, k) + (v,),)))
     # swap: q of topic j and r of topic l change places; G[words[r], q] + G[words[q], r]
     if K > 1:
@@ -399,11 +421,12 @@ def _best_replacement(state, j, track, G, free, spent, allowed, candidates):
     lost that keeps ``spent`` within ``allowed``."""
     k = state.k
     value = state.pairs[j][0]
-    gain = np.where(free[:, None], track.replaced() - track.value, -np.inf)
-    cheap = np.where(free[:, None], G[:, j * k:(j + 1) * k], -np.inf)
+    replaced = track.replaced()
     words, floors = set(), []
-    for score in (gain, cheap):
-        top = score.max(axis=1)
+    # each word's best NPMI gain and mu-gain over the positions, -inf for a word that is not
+    # free (max_p (r_p - c) is max_p r_p - c exactly: rounding keeps the order)
+    for top in (_row_max(replaced) - track.value, _row_max(G[:, j * k:(j + 1) * k])):
+        top[~free] = -np.inf
         count = min(candidates, top.size)
         chosen = np.argpartition(-top, count - 1)[:count]
         words.update(chosen.tolist())
@@ -411,13 +434,14 @@ def _best_replacement(state, j, track, G, free, spent, allowed, candidates):
     offer = _Offer(j, -np.inf, None, 0.0, frozenset(words), *floors)
     vs = np.repeat(np.fromiter(words, dtype=np.int64, count=len(words)), k)
     ps = np.tile(np.arange(k), len(words))
-    keep = np.isfinite(gain[vs, ps]) & (gain[vs, ps] > 1e-6)
-    vs, ps = vs[keep], ps[keep]
+    gain = np.where(free[vs], replaced[vs, ps] - track.value, -np.inf)
+    keep = np.isfinite(gain) & (gain > 1e-6)
+    vs, ps, gain = vs[keep], ps[keep], gain[keep]
     if not vs.size:
         return offer
     losses = np.maximum(value - state.replaced_values(j, vs, ps), 0.0)
     ratios = np.where(spent + losses <= allowed,
-                      gain[vs, ps] / np.maximum(losses, 1e-12 * max(value, 1e-300)), -np.inf)
+                      gain / np.maximum(losses, 1e-12 * max(value, 1e-300)), -np.inf)
     c = int(np.argmax(ratios))
     if np.isfinite(ratios[c]):
         support = state.supports[j].copy()
