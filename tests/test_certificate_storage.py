@@ -303,3 +303,32 @@ def test_cached_columns_are_float32_only_when_it_holds_them_exactly(kos_S, scale
     sub = backend.submatrix(words)
     assert sub.dtype == np.float64
     np.testing.assert_allclose(sub, fresh[words], rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["counts", "remove view", "weights", "dense", "mixed signs"])
+def test_rows_copied_from_the_cached_columns_are_those_of_the_stacked_block(case, monkeypatch):
+    """The exact rows a model copies column by column from the backend's cache (float32
+    columns straight into float32 rows) are, dtype and value, those of the stacked float64
+    block with its absolute value and float32 check: counts, a view with words removed,
+    weights float32 cannot hold, a dense matrix and a mixed-sign one."""
+    rng = np.random.default_rng(7)
+    S = sp.random(60, 25, density=0.2, random_state=rng, format="csr")
+    if case in ("counts", "remove view", "dense"):
+        S.data = np.ceil(S.data * 3)
+    if case == "dense":
+        A = Gram.from_dense(np.asarray((S.T @ S).todense()))
+    elif case == "mixed signs":
+        M = rng.standard_normal((25, 25))
+        A = Gram.from_dense(M @ M.T)
+    else:
+        A = Gram.from_documents(S)
+    if case == "remove view":
+        A = A.remove(np.array([2, 11, 17]))
+    listed = RowModel.of(A, exact_rows=20)
+    monkeypatch.setattr(Gram, "base_column_list", lambda self, idx: None)
+    stacked = RowModel.of(A, exact_rows=20)
+    assert listed.CT.dtype == stacked.CT.dtype
+    assert listed.CT.dtype == (np.float32 if case in ("counts", "remove view", "dense")
+                               else np.float64)
+    assert np.array_equal(listed.CT, stacked.CT)
+    assert np.array_equal(listed.hpos, stacked.hpos)

@@ -137,9 +137,14 @@ class DaskBackend:
 
     def columns(self, idx):
         """A[:, idx], cached on the client for every view of this A (as LocalBackend)."""
+        return stacked_columns(self.column_list(idx), self.n)
+
+    def column_list(self, idx):
+        """A[:, j] for each j of ``idx`` as the client's cache holds them (as LocalBackend's)."""
         idx = np.asarray(idx, dtype=np.int64)
         cache = self._columns
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
+        fresh = {}
         if missing.size:
             room = cache_room(cache, self.n, _COLUMN_CACHE_BYTES)
             ahead = self._read_ahead(missing, room)
@@ -149,10 +154,7 @@ class DaskBackend:
             if room >= asked.size:
                 cache.update(fresh)
                 fresh = {}
-            if fresh:
-                return stacked_columns([cache[j] if j in cache else fresh[j]
-                                        for j in idx.tolist()], self.n)
-        return stacked_columns([cache[j] for j in idx.tolist()], self.n)
+        return [cache[j] if j in cache else fresh[j] for j in idx.tolist()]
 
     def column_room(self):
         """How many more columns A[:, j], once fetched, stay in the client's cache."""
