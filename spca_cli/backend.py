@@ -261,7 +261,7 @@ class LocalBackend:
         """A[:, j] for each j of ``idx``, as the column cache holds them (length-n arrays,
         float32 where that is exact): for a caller that copies them where it needs them (a
         certificate's exact rows), without the (n, len(idx)) float64 block of :meth:`columns`
-        (64 MB for 64 columns of 197,316 words). Read only: cached arrays are shared."""
+        (101 MB for 64 columns of 197,316 words). Read only: cached arrays are shared."""
         idx = np.asarray(idx, dtype=np.int64)
         if self.S is None:
             return [self.dense[:, j] for j in idx.tolist()]

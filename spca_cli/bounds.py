@@ -691,8 +691,8 @@ class RowModel:
         for lo in range(0, h, _COLUMN_BLOCK):
             part = words[in_h[lo:lo + _COLUMN_BLOCK]]
             # the base columns as the backend caches them, each copied into its row (float32
-            # columns straight into float32 rows: dupes-1M's 256 rows of 197,316 words took
-            # 0.7 s through a float64 block, its absolute value and a float32 check)
+            # columns straight into float32 rows: dupes-1M's 256 rows of 197,316 words in
+            # 0.37 s, against 0.71 s through a float64 block, its absolute value and a check)
             listed = A.base_column_list(part) if base else None
             if listed is not None:
                 for t, column in enumerate(listed):
