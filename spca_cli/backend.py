@@ -5,7 +5,8 @@ A backend answers six questions about A (n x n, PSD), and nothing else reads the
 
 * ``matmat(X)``: A X for a dense block X (eigen steps, projection deflation);
 * ``sparse_matvec(idx, w)``: A x for x with weights ``w`` on words ``idx`` (TPower, swaps);
-* ``columns(idx)``: A[:, idx];
+* ``columns(idx)``: A[:, idx] (and ``column_list(idx)``, the same columns one array each, as
+  the backend keeps them);
 * ``submatrix(idx)``: A[idx, idx];
 * ``diagonal()``: diag(A);
 * ``is_nonnegative()``: whether A is entrywise nonnegative, provably and cheaply.

@@ -182,10 +182,8 @@ class Gram:
 
     def base_column_list(self, idx):
         """The columns A[:, j] of the undeflated A for j in ``idx``, each a length-n array as the
-        backend keeps it (float32 where exact; read only), or None for a backend that only
-        gives them stacked (:meth:`base_columns`)."""
-        column_list = getattr(self.backend, "column_list", None)
-        return None if column_list is None else column_list(np.asarray(idx, dtype=np.int64))
+        backend keeps it (float32 where exact; read only)."""
+        return self.backend.column_list(np.asarray(idx, dtype=np.int64))
 
     def column_room(self):
         """How many more base columns A[:, j], once formed, are kept for every view of this A

@@ -177,22 +177,21 @@ def _largest(M, count, rows_ok=None, columns_ok=None):
     count = min(count, M.size)
     if count == 0:
         return []
-    if columns_ok is not None and not columns_ok.all():
-        masked = columns_ok[None, :]
-        row_max = (M[:, columns_ok].max(axis=1) if columns_ok.any()
-                   else np.full(n, -np.inf))
-    else:
-        masked = None
-        row_max = M.max(axis=1) if count < n else None
-    if rows_ok is not None and row_max is not None:
-        row_max[~rows_ok] = -np.inf
+    columns = None if columns_ok is None or columns_ok.all() else columns_ok
     rows = np.arange(n)
     if count < n:
+        if columns is None:
+            row_max = M.max(axis=1)
+        else:
+            row_max = M[:, columns].max(axis=1) if columns.any() else np.full(n, -np.inf)
+        if rows_ok is not None:
+            row_max[~rows_ok] = -np.inf
         rows = np.sort(np.argpartition(-row_max, count - 1)[:count])
+    mask = None if rows_ok is None else rows_ok[rows][:, None]
+    if columns is not None:
+        mask = columns[None, :] if mask is None else mask & columns[None, :]
     block = M[rows]
-    if rows_ok is not None:
-        masked = rows_ok[rows][:, None] if masked is None else rows_ok[rows][:, None] & masked
-    flat = (block if masked is None else np.where(masked, block, -np.inf)).ravel()
+    flat = (block if mask is None else np.where(mask, block, -np.inf)).ravel()
     return [(flat[idx], (int(rows[idx // width]), int(idx % width)))
             for idx in np.argpartition(-flat, count - 1)[:count] if np.isfinite(flat[idx])]
 
