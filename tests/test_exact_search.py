@@ -73,3 +73,35 @@ def test_auto_with_a_goal_stops_once_the_topic_is_certified_that_much():
     held = auto(A, 4, budget=1e6, goal=ratio * (1 - 1e-9))
     assert held.info["budget_used"] == 0 and held.info["nodes"] == 0
     assert held.value == certified.value and held.bounds == certified.bounds
+
+
+def test_rungs_that_leave_the_same_words_share_one_dense_block(monkeypatch):
+    """On flat matrices (near-equal co-occurrence: nothing screens out) several rungs branch
+    over all the words; their dense block and sorted rows are formed once per set of words, and
+    the search still ends at the brute-force optimum."""
+    formed, branched = [], []
+    form, branch = exact_module._dense_block, exact_module._branch
+
+    def counted_form(A, survivors, words):
+        formed.append(words.tobytes())
+        return form(A, survivors, words)
+
+    def counted_branch(A, survivors, *args, **kwargs):
+        branched.append(survivors.size)
+        return branch(A, survivors, *args, **kwargs)
+
+    monkeypatch.setattr(exact_module, "_dense_block", counted_form)
+    monkeypatch.setattr(exact_module, "_branch", counted_branch)
+    shared = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        flat = np.full((14, 14), 3.0) + rng.random((14, 14))
+        A = Gram.from_dense(0.5 * (flat + flat.T) + 6 * np.eye(14))
+        formed.clear()
+        branched.clear()
+        out = exact(A, 4)
+        assert out.exact
+        assert abs(out.value - _brute(A, 4)) <= 1e-9 * out.value
+        assert len(formed) == len(set(formed))  # (no set of words formed twice)
+        shared += len(branched) - len(formed)
+    assert shared >= 4  # rungs that found their block formed

@@ -257,9 +257,33 @@ def test_outside_columns_on_a_large_parallel_model():
     np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("seed", range(10))
+def _node_bound_by_sorting(B, F, R, slots, w, n_iter):
+    """The node bound of :func:`node_bound` from whole rows sorted in NumPy: each row's sum over
+    F plus the ``slots`` (``slots - 1`` and its diagonal for a word of R) largest B_ij w_j over
+    R without i, the smallest max ratio over ``n_iter`` steps of w <- T / max T."""
+    rows = np.concatenate([F, R])
+    best, best_w = np.inf, w.copy()
+    for _ in range(n_iter):
+        T = np.empty(rows.size)
+        for a, i in enumerate(rows):
+            others = R[R != i]
+            cap = slots if a < F.size else slots - 1
+            top = np.sort(B[i, others] * w[others])[::-1][:cap].sum() if cap > 0 else 0.0
+            T[a] = B[i, F] @ w[F] + (B[i, i] * w[i] if a >= F.size else 0.0) + top
+        U = float(np.max(T / w[rows]))
+        if U < best:
+            best, best_w = U, w.copy()
+        if T.max() <= 0:
+            break
+        w[rows] = np.maximum(T / T.max(), 1e-300)
+    w[:] = best_w
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
 def test_node_bound_through_row_prefixes_is_the_same_bound(seed):
-    """A node's rows read largest first and stopped early give the bound of whole rows."""
+    """A node's rows read from their prefixes and the weights' list, stopped early, give the
+    bound of whole rows sorted (ties of entries and of weights included)."""
     rng = np.random.default_rng(300 + seed)
     m = int(rng.integers(4, 40))
     M, _, _, _, _ = _model(rng, m, 0, ties=seed % 2 == 0, dtype=np.float64)
@@ -272,18 +296,21 @@ def test_node_bound_through_row_prefixes_is_the_same_bound(seed):
     nF = int(rng.integers(0, k))
     F = np.sort(words[:nF]).astype(np.int64)
     R = np.sort(words[nF:nF + int(rng.integers(k - nF, m - nF + 1))]).astype(np.int64)
-    in_r = np.zeros(m, dtype=np.bool_)
-    in_r[R] = True
     w0 = rng.random(m) + 1e-3
+    if seed % 4 == 3:  # equal weights: the weights' list full of ties
+        w0 = np.round(w0, 1) + 0.1
     length = int(rng.integers(1, m + 1))
     order, _, rest = row_prefixes(B, length)
-    w1, w2 = w0.copy(), w0.copy()
+    w1, w2, w3 = w0.copy(), w0.copy(), w0.copy()
+    sorted_rows = _node_bound_by_sorting(B, F, R, k - nF, w3, 4)
     plain = node_bound(B, F, R, k - nF, w1, 4, -np.inf)
     visited = np.zeros(1)
-    fast = _node_bound(B, F, R, in_r, k - nF, w2, 4, -np.inf, order, rest, visited,
+    fast = _node_bound(B, F, R, k - nF, w2, 4, -np.inf, order, rest, visited,
                        prefix_values(B, order))
-    assert fast == pytest.approx(plain, rel=1e-12)
-    np.testing.assert_allclose(w1, w2, rtol=1e-12)
+    assert plain == pytest.approx(sorted_rows, rel=1e-12)
+    assert fast == pytest.approx(sorted_rows, rel=1e-12)
+    np.testing.assert_allclose(w1, w3, rtol=1e-12)
+    np.testing.assert_allclose(w2, w3, rtol=1e-12)
     assert visited[0] > 0
 
 
