@@ -622,8 +622,14 @@ def certified_ratio(value, bound, *, rtol=PROVEN_RTOL):
 
 # ---------------------------------------------------------------------- weighted row-sum bound
 def fits_float32(values):
-    """True when float32 holds every one of ``values`` exactly (beyond its range: False, quietly)."""
+    """True when float32 holds every one of ``values`` exactly (beyond its range: False, quietly).
+
+    A few thousand entries spread over the array are checked first: weighted entries (tf-idf)
+    fail there, without a float32 copy of the whole array (0.6 s for a 14,344-word block)."""
     with np.errstate(over="ignore", invalid="ignore"):
+        sample = values.flat[::max(1, values.size // 4096)]
+        if not np.array_equal(sample.astype(np.float32), sample):
+            return False
         return bool(np.array_equal(values.astype(np.float32), values))
 
 

@@ -57,6 +57,19 @@ def test_rows_float32_would_round_stay_float64(kos_S):
     assert np.array_equal(model.CT, np.abs(A.columns(model.words[model.hrow])[model.words]).T)
 
 
+@pytest.mark.parametrize("where", [0, 1, 4095, 123_457, 999_999])
+def test_float32_check_finds_one_entry_it_would_round_anywhere(where):
+    """The check samples the array first, then reads all of it: one entry float32 would round,
+    on the sample or off it, in a contiguous array or a strided view, makes it False."""
+    values = np.arange(1_000_000, dtype=np.float64) % 1000
+    assert bounds_module.fits_float32(values)
+    assert bounds_module.fits_float32(values.reshape(1000, 1000)[:, ::7])
+    values[where] = 0.1
+    assert not bounds_module.fits_float32(values)
+    assert not bounds_module.fits_float32(values.reshape(1000, 1000).T)
+    assert not bounds_module.fits_float32(np.array([2.0 ** 200]))  # beyond its range
+
+
 def test_restrict_row_by_row_equals_fancy_indexing(kos_S):
     model = RowModel.of(Gram.from_documents(kos_S), exact_rows=200)
     keep = np.random.default_rng(0).random(model.size) < 0.7
