@@ -314,6 +314,30 @@ def test_node_bound_through_row_prefixes_is_the_same_bound(seed):
     assert visited[0] > 0
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_a_node_of_many_rows_read_on_threads_is_the_same_bound(seed):
+    """A node past _NODE_PARALLEL_ROWS rows reads its rows in blocks on the numba threads, each
+    block with its own marks: the bound of whole rows sorted, weights concentrated or not."""
+    from spca_cli.kernels.rowbound import _NODE_PARALLEL_ROWS
+
+    rng = np.random.default_rng(500 + seed)
+    m = _NODE_PARALLEL_ROWS + 300
+    X = (rng.random((60, m)) < 0.05) * rng.random((60, m))
+    B = np.abs(X.T @ X)
+    words = rng.permutation(m)
+    F = np.sort(words[:2]).astype(np.int64)
+    R = np.sort(words[2:]).astype(np.int64)
+    w0 = rng.random(m) ** (8 if seed else 1) + 1e-6
+    order, _, rest = row_prefixes(B, 64)
+    w1, w2 = w0.copy(), w0.copy()
+    sorted_rows = _node_bound_by_sorting(B, F, R, 8, w1, 3)
+    visited = np.zeros(1)
+    fast = _node_bound(B, F, R, 8, w2, 3, -np.inf, order, rest, visited, prefix_values(B, order))
+    assert fast == pytest.approx(sorted_rows, rel=1e-12)
+    np.testing.assert_allclose(w2, w1, rtol=1e-12)
+    assert 0 < visited[0] < 3 * m * m
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_search_through_row_prefixes_finds_the_brute_force_optimum(seed):
     """The prefixed branch and bound ends at the optimum of every k-word support, and its

@@ -868,21 +868,19 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
     then read). The sums are those of whole rows (only the order of their additions may
     differ). The weights of a node concentrate on a few words: on a flat tf-idf matrix of
     14,344 words a row stops after tens of entries, where the largest weight alone (times the
-    row's next entry) bounds almost no row short of its end. Adds the entries of B read to
-    ``visited[0]``."""
+    row's next entry) bounds almost no row short of its end. A node of at least
+    :data:`_NODE_PARALLEL_ROWS` rows reads them on the numba threads, in blocks of that many.
+    Adds the entries of B read to ``visited[0]``."""
     nF = F.shape[0]
     nR = R.shape[0]
     nA = nF + nR
     best = np.inf
     T = np.empty(nA)
     best_w = np.empty(nA)
-    heap = np.empty((1, max(slots, 1)))
-    length = order.shape[1]
-    read = 0
+    read = 0.0
     keys = np.empty(nR)
     vorder = np.empty(nR, dtype=np.int64)  # R by decreasing weight
     vrank = np.full(B.shape[0], nR, dtype=np.int64)  # a word's place in it (nR: not in R)
-    taken = np.empty(nR, dtype=np.int64)  # the row that read the word at that place first
     for it in range(n_iter):
         for b in range(nR):
             keys[b] = -w[R[b]]
@@ -890,59 +888,15 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
         for s in range(nR):
             vorder[s] = R[by_weight[s]]
             vrank[vorder[s]] = s
-            taken[s] = -1
+        if nA >= _NODE_PARALLEL_ROWS:
+            read += _node_rows_parallel(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T)
+        else:
+            read += _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T, 0, nA,
+                               np.full(nR, -1, dtype=np.int64), np.empty((1, max(slots, 1))))
         U = 0.0
         for a in range(nA):
             i = F[a] if a < nF else R[a - nF]
-            fixed = 0.0
-            for b in range(nF):
-                fixed += B[i, F[b]] * w[F[b]]
-            read += nF
-            if a < nF:
-                cap = slots
-            else:
-                cap = slots - 1
-                fixed += B[i, i] * w[i]
-            if cap > 0:
-                hp = heap[:, :cap]
-                size = 0
-                f = -np.inf
-                t = 0  # prefix entries read
-                s = 0  # list entries read
-                clevel = np.inf if length == 0 else pvals[i, 0]
-                vlevel = w[vorder[0]] if nR > 0 else 0.0
-                while s < nR:
-                    if t < length:
-                        j = order[i, t]
-                        c = pvals[i, t]
-                        t += 1
-                        read += 1
-                        clevel = c if t < length else rest[i]
-                        q = vrank[j]
-                        if q >= s and q < nR and j != i:  # (q < s: the list offered it)
-                            taken[q] = i
-                            x = c * w[j]
-                            if x > f:
-                                size = heap_offer(hp, 0, size, x)
-                                if size == cap:
-                                    f = hp[0, 0]
-                        if clevel == 0.0 or (size == cap and clevel * vlevel <= f):
-                            break
-                    j = vorder[s]
-                    s += 1
-                    if taken[s - 1] != i and j != i:
-                        read += 1
-                        x = B[i, j] * w[j]
-                        if x > f:
-                            size = heap_offer(hp, 0, size, x)
-                            if size == cap:
-                                f = hp[0, 0]
-                    vlevel = w[vorder[s]] if s < nR else 0.0
-                    if size == cap and clevel * vlevel <= f:
-                        break
-                fixed += heap_sum(hp, 0, size)
-            T[a] = fixed
-            ratio = fixed / w[i]
+            ratio = T[a] / w[i]
             if ratio > U:
                 U = ratio
         if U < best:
@@ -964,6 +918,92 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
         w[F[a] if a < nF else R[a - nF]] = best_w[a]
     visited[0] += read
     return best
+
+
+#: Rows of a branch-and-bound node from which its bound is read on the numba threads (a block
+#: of this many rows each); below, the team's launch costs more than a node's rows
+_NODE_PARALLEL_ROWS = 2048
+
+
+@njit(cache=True, parallel=True)
+def _node_rows_parallel(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T):
+    """:func:`_node_rows` of every row of the node, a block of :data:`_NODE_PARALLEL_ROWS` rows
+    per task, each with its own heap and marks; returns the entries read."""
+    nA = F.shape[0] + R.shape[0]
+    n_blocks = (nA + _NODE_PARALLEL_ROWS - 1) // _NODE_PARALLEL_ROWS
+    reads = np.zeros(n_blocks)
+    for b in prange(n_blocks):
+        lo = b * _NODE_PARALLEL_ROWS
+        reads[b] = _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T, lo,
+                              min(nA, lo + _NODE_PARALLEL_ROWS),
+                              np.full(R.shape[0], -1, dtype=np.int64),
+                              np.empty((1, max(slots, 1))))
+    return np.sum(reads)
+
+
+@njit(cache=True)
+def _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T, lo, hi, taken, heap):
+    """T[a] for the node's rows lo <= a < hi (F's rows first, then R's; see
+    :func:`_node_bound`): the fixed words' sum plus the heap of the largest products over R,
+    read from the row's prefix and the weights' list ``vorder`` (``vrank``: each word's place
+    in it, len(R) off R). ``taken[q]`` marks the row that read the word at place q from its
+    prefix (so the list does not offer it twice), ``heap`` is the row's scratch. Returns the
+    entries read."""
+    nF = F.shape[0]
+    nR = R.shape[0]
+    length = order.shape[1]
+    read = 0
+    for a in range(lo, hi):
+        i = F[a] if a < nF else R[a - nF]
+        fixed = 0.0
+        for b in range(nF):
+            fixed += B[i, F[b]] * w[F[b]]
+        read += nF
+        if a < nF:
+            cap = slots
+        else:
+            cap = slots - 1
+            fixed += B[i, i] * w[i]
+        if cap > 0:
+            hp = heap[:, :cap]
+            size = 0
+            f = -np.inf
+            t = 0  # prefix entries read
+            s = 0  # list entries read
+            clevel = np.inf if length == 0 else pvals[i, 0]
+            vlevel = w[vorder[0]] if nR > 0 else 0.0
+            while s < nR:
+                if t < length:
+                    j = order[i, t]
+                    c = pvals[i, t]
+                    t += 1
+                    read += 1
+                    clevel = c if t < length else rest[i]
+                    q = vrank[j]
+                    if q >= s and q < nR and j != i:  # (q < s: the list offered it)
+                        taken[q] = i
+                        x = c * w[j]
+                        if x > f:
+                            size = heap_offer(hp, 0, size, x)
+                            if size == cap:
+                                f = hp[0, 0]
+                    if clevel == 0.0 or (size == cap and clevel * vlevel <= f):
+                        break
+                j = vorder[s]
+                s += 1
+                if taken[s - 1] != i and j != i:
+                    read += 1
+                    x = B[i, j] * w[j]
+                    if x > f:
+                        size = heap_offer(hp, 0, size, x)
+                        if size == cap:
+                            f = hp[0, 0]
+                vlevel = w[vorder[s]] if s < nR else 0.0
+                if size == cap and clevel * vlevel <= f:
+                    break
+            fixed += heap_sum(hp, 0, size)
+        T[a] = fixed
+    return float(read)
 
 
 @njit(cache=True)
