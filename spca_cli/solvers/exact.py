@@ -351,7 +351,7 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, bloc
     else:
         A_sub, B, prefixes, values = _dense_block(A, survivors, words)
         if blocks is not None:
-            blocks.clear()  # (one block at a time: a rung's survivors only shrink)
+            blocks.clear()  # (one block kept: its memory is the search's largest)
             blocks[key] = A_sub, B, prefixes, values
     m = words.size
     root = RowModel(np.arange(m), np.diag(A_sub).copy(), B, np.arange(m), np.arange(m),
