@@ -728,15 +728,17 @@ def _solver_options(solver, given):
 
 
 def compute_topics(data, *, solver, k, components, rank, deflation, seed, time_limit,
-                   eigensolver="auto", seconds=None, include=None, exclude=None,
+                   eigensolver="auto", seconds=None, include=None, exclude=None, progress=None,
                    **solver_given):
-    """Run the topics pipeline with the CLI's option names (shared by topics and daily)."""
+    """Run the topics pipeline with the CLI's option names (shared by topics and daily);
+    ``progress``: the status line's callback, for what a proof search is doing."""
     from spca_cli.topics import run_topics
 
     return run_topics(data, solver=solver, k=k, n_components=components, rank=rank,
                       deflation=deflation, random_state=seed, time_limit=time_limit,
                       solver_options=_solver_options(solver, solver_given), seconds=seconds,
-                      eigensolver=eigensolver, include=include, exclude=exclude)
+                      eigensolver=eigensolver, include=include, exclude=exclude,
+                      progress=progress)
 
 
 def _write_outputs(text, output, write_more=None):
@@ -862,9 +864,9 @@ def topics(ctx, inputs, output_format, output, n_documents, assignments, groups,
     ingest_seconds = time.perf_counter() - start
     if assignments is not None and isinstance(data, MatrixInput):
         raise SpcaParameterError(f"--assignments needs documents; {data.path} is a matrix")
-    with status(f"Finding {topic_kwargs['components']} topics", quiet=quiet):
+    with status(f"Finding {topic_kwargs['components']} topics", quiet=quiet) as say:
         result = compute_topics(data, seconds={"ingest": ingest_seconds}, include=include,
-                                exclude=exclude, **topic_kwargs)
+                                exclude=exclude, progress=say, **topic_kwargs)
     doc = add_documents(to_dict(result), data, n_documents)
     if not quiet:
         for note in doc["notes"]:

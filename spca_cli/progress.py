@@ -38,13 +38,15 @@ def byte_progress(total_bytes, description, *, quiet=False):
 
 @contextlib.contextmanager
 def status(description, *, quiet=False):
-    """A spinner with ``description`` for a step of unknown length (on a terminal only)."""
+    """A spinner with ``description`` for a step of unknown length (on a terminal only). Yields
+    a callback ``say(text)`` that shows ``description: text`` beside the spinner (what a proof
+    search is doing), or None where nothing is drawn."""
     console = stderr_console()
     if quiet or not console.is_terminal:
-        yield
+        yield None
         return
-    with console.status(description):
-        yield
+    with console.status(description) as spinner:
+        yield lambda text: spinner.update(f"{description}: {text}")
 
 
 @contextlib.contextmanager

@@ -105,3 +105,46 @@ def test_rungs_that_leave_the_same_words_share_one_dense_block(monkeypatch):
         assert len(formed) == len(set(formed))  # (no set of words formed twice)
         shared += len(branched) - len(formed)
     assert shared >= 4  # rungs that found their block formed
+
+
+def test_a_watched_search_reports_its_best_against_the_open_nodes_and_ends_the_same():
+    """``progress`` hears each rung's target and, between calls of the numba search, the best
+    value against the open nodes' largest bound; a watched search ends at the same topic,
+    bound and node count as one nobody watches (it only pauses more often)."""
+    rng = np.random.default_rng(3)
+    flat = np.full((14, 14), 3.0) + rng.random((14, 14))
+    A = Gram.from_dense(0.5 * (flat + flat.T) + 6 * np.eye(14))
+    said = []
+    watched = exact(A, 4, progress=said.append)
+    alone = exact(A, 4)
+    assert watched.value == alone.value and watched.bounds == alone.bounds
+    assert watched.info["nodes"] == alone.info["nodes"]
+    targets = [text for text in said if text.startswith("nothing above")]
+    assert len(targets) == len(watched.info["proved_ratios"])
+    assert targets[-1] == (f"nothing above {watched.value:.6g} = best {watched.value:.6g} / 1? "
+                           "screening 14 words")
+
+
+def test_the_status_line_shows_what_the_search_says_on_a_terminal_only(monkeypatch):
+    """The CLI's spinner shows what the search says beside its description on a terminal; off a
+    terminal, or with --quiet, there is nothing to tell (no callback)."""
+    import io
+    import time
+
+    from rich.console import Console
+
+    import spca_cli.progress as progress_module
+
+    screen = io.StringIO()
+    monkeypatch.setattr(progress_module, "stderr_console",
+                        lambda: Console(file=screen, force_terminal=True, width=200))
+    with progress_module.status("Finding 5 topics") as say:
+        say("topic 1: best 6.07514, open nodes <= 6.11691 (0.9932), 12 nodes, 4,330 words")
+        time.sleep(0.3)  # (the spinner redraws)
+    assert "Finding 5 topics: topic 1: best 6.07514, open nodes <= 6.11691" in screen.getvalue()
+    monkeypatch.setattr(progress_module, "stderr_console",
+                        lambda: Console(file=io.StringIO(), force_terminal=False))
+    with progress_module.status("Finding 5 topics") as say:
+        assert say is None
+    with progress_module.status("Finding 5 topics", quiet=True) as say:
+        assert say is None

@@ -326,7 +326,37 @@ class _Work:
         return "budget"
 
 
-def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, blocks=None):
+class _Progress:
+    """What the search tells a watcher (``report(text)``, a plain callback such as the CLI's
+    status line on a terminal), at most every :data:`_PROGRESS_SECONDS`; None: nothing."""
+
+    def __init__(self, report):
+        self.report = report
+        self.last = -np.inf
+
+    def rung(self, ratio, lower, words):
+        self._say(f"nothing above {lower / ratio:.6g} = best {lower:.6g} / {ratio:g}? "
+                  f"screening {words:,} words", force=True)
+
+    def nodes(self, lower, open_bound, nodes, words):
+        ratio = lower / open_bound if open_bound > 0 else 1.0
+        self._say(f"best {lower:.6g}, open nodes <= {open_bound:.6g} ({min(ratio, 1.0):.4f}), "
+                  f"{nodes:,} nodes, {words:,} words")
+
+    def _say(self, text, force=False):
+        now = time.perf_counter()
+        if force or now - self.last >= _PROGRESS_SECONDS:
+            self.last = now
+            self.report(text)
+
+
+#: The least time between two progress reports of a search (and about what one call of the
+#: numba branch and bound runs when someone watches)
+_PROGRESS_SECONDS = 0.25
+
+
+def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, blocks=None,
+            progress=None):
     """Branch and bound over the surviving words for supports worth more than max(lower, floor);
     with ``forced``, over supports holding them (fixed in at the root node).
 
@@ -337,6 +367,10 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, bloc
     ``blocks``, a dict the rungs of one search share, keeps the last survivors' dense block,
     |A'| and its row prefixes: a rung whose screening leaves the same words (every word, on a
     flat matrix) reuses them (on 14,344 words of tf-idf, 10 s of forming and sorting a rung).
+
+    ``progress``, a :class:`_Progress`, hears the best value and the open nodes' largest bound
+    between calls of the numba search, each call then limited to about
+    :data:`_PROGRESS_SECONDS` of work (the same nodes in the same order: the search resumes).
 
     Returns ``(support or None, value, finished, open_bound, nodes)``: the best support found
     above ``lower`` (None if none), its value, whether the search finished, and the largest
@@ -375,6 +409,8 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, bloc
     node_cost = float(m * m * _NODE_ITERATIONS)
     while depth > 0 and not work.exhausted:
         chunk = _CHUNK if work.left is None else int(min(_CHUNK, max(1, work.left // node_cost)))
+        if progress is not None:
+            chunk = int(min(chunk, max(1, _PROGRESS_SECONDS * WORK_PER_SECOND // node_cost)))
         before = visited[0]
         depth, value, done = branch_and_bound_prefixed(
             A_sub, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best, value, floor,
@@ -383,6 +419,8 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, bloc
         work.spend(visited[0] - before)
         if nodes:
             node_cost = max(visited[0] / nodes, 1.0)
+        if progress is not None and depth > 0:
+            progress.nodes(value, float(max(stack_ub[:depth].max(), floor, value)), nodes, m)
     support = words[best] if value > lower else None
     open_bound = float(stack_ub[:depth].max()) if depth else -np.inf
     return support, value, depth == 0, open_bound, nodes
@@ -412,7 +450,7 @@ def _dense_block(A, survivors, words):
 
 
 def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=None,
-           forced=None, goal=1.0):
+           forced=None, goal=1.0, progress=None):
     """Phases 2 and 3 from ``incumbent`` (a SolverOutput on ``A``), as a ladder of targets.
 
     Each rung takes a target theta = LB / ratio (ratio from :data:`_LADDER`, ending at 1):
@@ -437,6 +475,10 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     ``goal``: the ladder does not start, or stops after a rung it proves, once the topic is
     certified at least this (value / bound, a better topic found on the way included); 1 runs
     it to the proof of optimality.
+
+    ``progress``: a callback ``progress(text)`` told what the search is doing (each rung's
+    target, then the best value against the open nodes' largest bound), at most every
+    :data:`_PROGRESS_SECONDS`.
     """
     work = _Work(work_units, time_limit)
     if certificate is None:
@@ -444,7 +486,8 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     if forced is not None:
         forced = np.asarray(forced, dtype=np.int64)
     found = _ladder(A, k, np.asarray(incumbent.indices, dtype=np.int64), float(incumbent.value),
-                    certificate, work, _INNER_DEPTH, forced=forced, goal=goal)
+                    certificate, work, _INNER_DEPTH, forced=forced, goal=goal,
+                    progress=None if progress is None else _Progress(progress))
     found[4]["work"] = work.spent
     return found
 
@@ -474,10 +517,12 @@ def _inner_bound(A, k, model, root, best_set, work, depth):
     return bound
 
 
-def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None, goal=1.0):
+def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None, goal=1.0,
+            progress=None):
     """:func:`search`'s ladder, spending ``work``; ``depth``: how many levels of (k-1)-word
     searches may serve its screening (:func:`_inner_bound`); ``forced``, ``goal`` as
-    :func:`search`."""
+    :func:`search`; ``progress`` a :class:`_Progress` (the inner (k-1)-word ladders report
+    nothing)."""
     model, root = certificate.model, certificate.bound
     source = ROW_BOUND_SOURCE
     if forced is not None:
@@ -521,6 +566,8 @@ def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None, goal=1
             continue  # already proved
         if work.exhausted:
             break
+        if progress is not None:
+            progress.rung(ratio, lower, model.size)
         survivors, complete = screen(A, model, k, theta, work, start=root.weights,
                                      first=first_round, inner=inner, most=most, forced=forced)
         if complete and survivors.size > most and inner is None and depth > 0 and k > 2:
@@ -552,7 +599,8 @@ def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None, goal=1
         else:
             start = root.weights[np.searchsorted(model.words, survivors.words)]
             support, value, proved, open_bound, done = _branch(A, survivors, k, lower, theta,
-                                                               work, start, forced, blocks)
+                                                               work, start, forced, blocks,
+                                                               progress)
             nodes += done
             if support is not None:  # a better topic than the incumbent
                 best_set, lower = support, value
@@ -578,7 +626,7 @@ def _ladder(A, k, best_set, lower, certificate, work, depth, forced=None, goal=1
 
 
 def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certificate, name,
-           budget=None, forced=None, incumbent=None, goal=1.0):
+           budget=None, forced=None, incumbent=None, goal=1.0, progress=None):
     if incumbent is None:
         incumbent, found_by = _incumbent(A, k, eigen, rank, random_state, forced)
     else:
@@ -586,7 +634,7 @@ def _solve(A, k, *, eigen, rank, random_state, time_limit, work_units, certifica
     best_set, value, bound, finished, info = search(A, k, incumbent, certificate=certificate,
                                                     time_limit=time_limit,
                                                     work_units=work_units, forced=forced,
-                                                    goal=goal)
+                                                    goal=goal, progress=progress)
     improved = value > incumbent.value * (1.0 + 1e-10)  # not a rounding-level "gain"
     if improved:
         found_by = "branch and bound"
@@ -627,7 +675,7 @@ def longer_budget(budget):
 
 
 def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certificate=None,
-          forced=None, incumbent=None):
+          forced=None, incumbent=None, progress=None):
     """The provably best k-word topic of ``A`` by branch and bound (see the module docstring).
 
     Parameters
@@ -654,6 +702,10 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
         the provably best one holding them.
     incumbent : SolverOutput, optional
         A topic of ``A`` in hand: the search starts from it (no cheap solvers run first).
+    progress : callable, optional
+        ``progress(text)``, told what the search does as it goes (each rung's target, then the
+        best value against the open nodes' largest bound), at most four times a second: the
+        CLI's status line on a terminal.
 
     Returns
     -------
@@ -676,19 +728,19 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
         time_limit = check_float("time_limit", time_limit, 0.0, np.inf, low_open=True)
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                   time_limit=time_limit, work_units=None, certificate=certificate,
-                  name="exact", forced=forced, incumbent=incumbent)
+                  name="exact", forced=forced, incumbent=incumbent, progress=progress)
 
 
 def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AUTO_BUDGET,
-         certificate=None, forced=None, incumbent=None, goal=1.0):
+         certificate=None, forced=None, incumbent=None, goal=1.0, progress=None):
     """The best of TPower, the rank-``rank`` spannogram and greedy, certified by the weighted
     row bound and closed by a bounded search: ``budget`` nominal seconds (default 3), counted
     as :data:`WORK_PER_SECOND` entries of |A'| visited per second, so the result is the same on
     a busy machine; ``time_limit`` adds a wall-clock limit. ``info["found_by"]`` names the
     method whose topic was kept; ``exact`` says whether the search proved it optimal.
-    ``forced``, ``incumbent``: as for :func:`exact`. ``goal``: the search ends once the topic
-    is certified at least this (:func:`search`; the set's topics solved again on their views
-    ask for 0.99), 1 (the default) when it is proved optimal.
+    ``forced``, ``incumbent``, ``progress``: as for :func:`exact`. ``goal``: the search ends
+    once the topic is certified at least this (:func:`search`; the set's topics solved again
+    on their views ask for 0.99), 1 (the default) when it is proved optimal.
 
     Examples
     --------
@@ -706,5 +758,6 @@ def auto(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, budget=AU
     return _solve(A, k, eigen=eigen, rank=rank, random_state=random_state,
                   time_limit=time_limit, work_units=budget * WORK_PER_SECOND,
                   certificate=certificate, name="auto", budget=budget, forced=forced,
-                  incumbent=incumbent, goal=check_float("goal", goal, 0.0, 1.0))
+                  incumbent=incumbent, goal=check_float("goal", goal, 0.0, 1.0),
+                  progress=progress)
 

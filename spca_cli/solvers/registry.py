@@ -39,8 +39,10 @@ __all__ = ["COMMON_INPUTS", "Interval", "Choice", "Boolean", "Unchecked", "Param
 #: it (exact, auto) starts its proof search from it instead of running its cheap solvers.
 #: ``goal``: the certified ratio the pipeline needs of that topic; a solver that takes it
 #: (auto) may stop its proof search there instead of at the proof of optimality.
+#: ``progress``: a callback ``progress(text)`` (or None) a solver with a long search (exact,
+#: auto) tells what it is doing; the CLI shows it on a terminal.
 COMMON_INPUTS = ("eigen", "rank", "random_state", "time_limit", "certificate", "forced",
-                 "incumbent", "goal")
+                 "incumbent", "goal", "progress")
 
 
 # ---------------------------------------------------------------------- constraints
@@ -296,12 +298,13 @@ def _build():
             max_candidates,
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit"}), exact_on="A_d"),
         SolverSpec("exact", inputs=frozenset({"eigen", "rank", "random_state", "time_limit",
-                                              "certificate", "forced", "incumbent"})),
+                                              "certificate", "forced", "incumbent",
+                                              "progress"})),
         SolverSpec("auto", module="exact", params=(
             Param("budget", Interval(float, 0), flag="--budget", metavar="SECONDS",
                   help="seconds of branch and bound per topic [default: 3]"),
         ), inputs=frozenset({"eigen", "rank", "random_state", "time_limit", "certificate",
-                             "forced", "incumbent", "goal"})),
+                             "forced", "incumbent", "goal", "progress"})),
         SolverSpec("bipartite", joint=True, check_work=bipartite_work, params=(
             Param("samples", positive_int, optional=True, flag="--samples", metavar="N",
                   help="sampled sketch directions"),
