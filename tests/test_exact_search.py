@@ -7,6 +7,7 @@ import itertools
 import warnings
 
 import numpy as np
+import pytest
 
 import spca_cli.solvers.exact as exact_module
 from spca_cli.matrix import Gram
@@ -123,6 +124,22 @@ def test_a_watched_search_reports_its_best_against_the_open_nodes_and_ends_the_s
     assert len(targets) == len(watched.info["proved_ratios"])
     assert targets[-1] == (f"nothing above {watched.value:.6g} = best {watched.value:.6g} / 1? "
                            "screening 14 words")
+
+
+@pytest.mark.parametrize("seed, budget", [(14, 0.7), (10, 0.7), (3, 0.3), (21, 1.5)])
+def test_a_watched_auto_spends_its_budget_on_the_same_nodes(seed, budget):
+    """auto's budget is looked at per chunk of the numba search, and a watched chunk only runs
+    in pieces: with a budget that stops the search, the same topic, bound, nodes and work."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(200, 600)), int(rng.integers(4, 9))
+    Y = rng.standard_normal((30, n))
+    A = Gram.from_dense(Y.T @ Y)
+    alone = auto(A, k, budget=budget)
+    watched = auto(A, k, budget=budget, progress=lambda text: None)
+    assert watched.value == alone.value and watched.bounds == alone.bounds
+    assert watched.info["nodes"] == alone.info["nodes"]
+    assert watched.info["budget_used"] == alone.info["budget_used"]
+    assert list(watched.indices) == list(alone.indices)
 
 
 def test_the_status_line_shows_what_the_search_says_on_a_terminal_only(monkeypatch):

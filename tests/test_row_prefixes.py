@@ -315,13 +315,11 @@ def test_node_bound_through_row_prefixes_is_the_same_bound(seed):
 
 
 @pytest.mark.parametrize("seed", range(2))
-def test_a_node_of_many_rows_read_on_threads_is_the_same_bound(seed):
-    """A node past _NODE_PARALLEL_ROWS rows reads its rows in blocks on the numba threads, each
-    block with its own marks: the bound of whole rows sorted, weights concentrated or not."""
-    from spca_cli.kernels.rowbound import _NODE_PARALLEL_ROWS
-
+def test_a_node_of_thousands_of_rows_is_the_same_bound(seed):
+    """A node of 2,348 rows and a short prefix (64 entries): the bound of whole rows sorted,
+    weights concentrated on a few words or spread, and far fewer entries read than whole rows."""
     rng = np.random.default_rng(500 + seed)
-    m = _NODE_PARALLEL_ROWS + 300
+    m = 2348
     X = (rng.random((60, m)) < 0.05) * rng.random((60, m))
     B = np.abs(X.T @ X)
     words = rng.permutation(m)

@@ -868,8 +868,8 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
     then read). The sums are those of whole rows (only the order of their additions may
     differ). The weights of a node concentrate on a few words: on a flat tf-idf matrix of
     14,344 words a row stops after tens of entries, where the largest weight alone (times the
-    row's next entry) bounds almost no row short of its end. A node of at least
-    :data:`_NODE_PARALLEL_ROWS` rows reads them on the numba threads, in blocks of that many.
+    row's next entry) bounds almost no row short of its end. (One thread: a cached function
+    that calls a ``parallel=True`` one can fail to load from numba's cache, numba issue 8578.)
     Adds the entries of B read to ``visited[0]``."""
     nF = F.shape[0]
     nR = R.shape[0]
@@ -888,11 +888,8 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
         for s in range(nR):
             vorder[s] = R[by_weight[s]]
             vrank[vorder[s]] = s
-        if nA >= _NODE_PARALLEL_ROWS:
-            read += _node_rows_parallel(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T)
-        else:
-            read += _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T, 0, nA,
-                               np.full(nR, -1, dtype=np.int64), np.empty((1, max(slots, 1))))
+        read += _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T, 0, nA,
+                           np.full(nR, -1, dtype=np.int64), np.empty((1, max(slots, 1))))
         U = 0.0
         for a in range(nA):
             i = F[a] if a < nF else R[a - nF]
@@ -918,27 +915,6 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
         w[F[a] if a < nF else R[a - nF]] = best_w[a]
     visited[0] += read
     return best
-
-
-#: Rows of a branch-and-bound node from which its bound is read on the numba threads (a block
-#: of this many rows each); below, the team's launch costs more than a node's rows
-_NODE_PARALLEL_ROWS = 2048
-
-
-@njit(cache=True, parallel=True)
-def _node_rows_parallel(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T):
-    """:func:`_node_rows` of every row of the node, a block of :data:`_NODE_PARALLEL_ROWS` rows
-    per task, each with its own heap and marks; returns the entries read."""
-    nA = F.shape[0] + R.shape[0]
-    n_blocks = (nA + _NODE_PARALLEL_ROWS - 1) // _NODE_PARALLEL_ROWS
-    reads = np.zeros(n_blocks)
-    for b in prange(n_blocks):
-        lo = b * _NODE_PARALLEL_ROWS
-        reads[b] = _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T, lo,
-                              min(nA, lo + _NODE_PARALLEL_ROWS),
-                              np.full(R.shape[0], -1, dtype=np.int64),
-                              np.empty((1, max(slots, 1))))
-    return np.sum(reads)
 
 
 @njit(cache=True)

@@ -383,9 +383,10 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, bloc
     if blocks is not None and key in blocks:
         A_sub, B, prefixes, values = blocks[key]
     else:
+        if blocks is not None:
+            blocks.clear()  # (before the new one is formed: one block alive at a time)
         A_sub, B, prefixes, values = _dense_block(A, survivors, words)
         if blocks is not None:
-            blocks.clear()  # (one block kept: its memory is the search's largest)
             blocks[key] = A_sub, B, prefixes, values
     m = words.size
     root = RowModel(np.arange(m), np.diag(A_sub).copy(), B, np.arange(m), np.arange(m),
@@ -409,18 +410,24 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, bloc
     node_cost = float(m * m * _NODE_ITERATIONS)
     while depth > 0 and not work.exhausted:
         chunk = _CHUNK if work.left is None else int(min(_CHUNK, max(1, work.left // node_cost)))
-        if progress is not None:
-            chunk = int(min(chunk, max(1, _PROGRESS_SECONDS * WORK_PER_SECOND // node_cost)))
         before = visited[0]
-        depth, value, done = branch_and_bound_prefixed(
-            A_sub, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best, value, floor,
-            chunk, _NODE_ITERATIONS, _PRUNE_SLACK, order, rest, visited, values)
-        nodes += done
+        left = chunk
+        while left > 0 and depth > 0:
+            # (a watched chunk runs in pieces of about _PROGRESS_SECONDS: the same nodes, since
+            # the budget, the clock and the cost estimate are looked at per chunk only)
+            per_node = visited[0] / nodes if nodes else node_cost
+            piece = left if progress is None else int(
+                min(left, max(1, _PROGRESS_SECONDS * WORK_PER_SECOND // per_node)))
+            depth, value, done = branch_and_bound_prefixed(
+                A_sub, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best, value, floor,
+                piece, _NODE_ITERATIONS, _PRUNE_SLACK, order, rest, visited, values)
+            left -= done
+            nodes += done
+            if progress is not None and depth > 0:
+                progress.nodes(value, float(max(stack_ub[:depth].max(), floor, value)), nodes, m)
         work.spend(visited[0] - before)
         if nodes:
             node_cost = max(visited[0] / nodes, 1.0)
-        if progress is not None and depth > 0:
-            progress.nodes(value, float(max(stack_ub[:depth].max(), floor, value)), nodes, m)
     support = words[best] if value > lower else None
     open_bound = float(stack_ub[:depth].max()) if depth else -np.inf
     return support, value, depth == 0, open_bound, nodes
