@@ -63,7 +63,7 @@ WORK_PER_SECOND = 2e8
 # Largest survivor set searched with a dense |A'| (m x m floats): A'[words, words] takes 2.1 GB
 # at 16,384 words, and the search's other arrays up to as much again (its stack of weights
 # grows a row of m floats per open node). On a flat matrix every word survives screening: 14,344
-# words of 395 tf-idf stories are proved in 21 s, their block 1.6 GB and the process 3.9 GB.
+# words of 395 tf-idf stories are proved in 29 s, their block 1.6 GB and the process 3.6 GB.
 _MAX_DENSE = 1 << 14
 
 # Words beyond which a rung of auto's ladder does not branch (a node costs O(words^2), more
