@@ -868,9 +868,9 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
     then read). The sums are those of whole rows (only the order of their additions may
     differ). The weights of a node concentrate on a few words: on a flat tf-idf matrix of
     14,344 words a row stops after tens of entries, where the largest weight alone (times the
-    row's next entry) bounds almost no row short of its end. (One thread: a cached function
-    that calls a ``parallel=True`` one can fail to load from numba's cache, numba issue 8578.)
-    Adds the entries of B read to ``visited[0]``."""
+    row's next entry) bounds almost no row short of its end. The rows are read on one thread:
+    a cached kernel that calls a ``parallel=True`` one does not load reliably from numba's
+    cache. Adds the entries of B read to ``visited[0]``."""
     nF = F.shape[0]
     nR = R.shape[0]
     nA = nF + nR
@@ -888,8 +888,7 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
         for s in range(nR):
             vorder[s] = R[by_weight[s]]
             vrank[vorder[s]] = s
-        read += _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T, 0, nA,
-                           np.full(nR, -1, dtype=np.int64), np.empty((1, max(slots, 1))))
+        read += _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T)
         U = 0.0
         for a in range(nA):
             i = F[a] if a < nF else R[a - nF]
@@ -918,18 +917,18 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
 
 
 @njit(cache=True)
-def _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T, lo, hi, taken, heap):
-    """T[a] for the node's rows lo <= a < hi (F's rows first, then R's; see
-    :func:`_node_bound`): the fixed words' sum plus the heap of the largest products over R,
-    read from the row's prefix and the weights' list ``vorder`` (``vrank``: each word's place
-    in it, len(R) off R). ``taken[q]`` marks the row that read the word at place q from its
-    prefix (so the list does not offer it twice), ``heap`` is the row's scratch. Returns the
-    entries read."""
+def _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T):
+    """T[a] for every row of the node (F's rows first, then R's; see :func:`_node_bound`): the
+    fixed words' sum plus the heap of the largest products over R, read from the row's prefix
+    and the weights' list ``vorder`` (``vrank``: each word's place in it, len(R) off R).
+    Returns the entries read."""
     nF = F.shape[0]
     nR = R.shape[0]
     length = order.shape[1]
+    taken = np.full(nR, -1, dtype=np.int64)  # the row that read the word at place q first
+    heap = np.empty((1, max(slots, 1)))
     read = 0
-    for a in range(lo, hi):
+    for a in range(nF + nR):
         i = F[a] if a < nF else R[a - nF]
         fixed = 0.0
         for b in range(nF):
