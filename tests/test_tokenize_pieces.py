@@ -243,3 +243,15 @@ def test_long_pieces_are_not_kept_by_the_piece_cache():
     got = tokenizer.tokenize_chunk(texts)
     assert [t for t in got if t] == [t for t in tokenizer._tokens_by_pattern(texts) if t]
     assert sum(map(len, tokenizer._pieces)) < 1000  # 'delayed', 'flight', 'again', the mark
+
+
+def test_scripts_without_spaces_are_scanned_only_for_text_that_has_them():
+    from spca_cli.corpus import scripts
+
+    scripts._script_class.cache_clear()
+    scripts.no_space_runs.cache_clear()
+    tokenizer = Tokenizer(3)
+    assert tokenizer("Delayed again, lost bags") == ["delayed", "again", "lost", "bags"]
+    assert scripts._script_class.cache_info().currsize == 0  # Latin text: no class scanned
+    assert tokenizer("航班延误了三个小时 delayed") == ["航班", "延误", "小时", "delayed"]
+    assert scripts._script_class.cache_info().currsize == 3

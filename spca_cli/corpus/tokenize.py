@@ -23,6 +23,7 @@ or a saved corpus, are removed).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from itertools import chain
@@ -31,7 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from spca_cli.corpus.kinds import WEIGHTINGS
-from spca_cli.corpus.scripts import MIN_PIECE, Segmenter, mark_class, no_space_pattern
+from spca_cli.corpus.scripts import (MIN_PIECE, Segmenter, mark_class, no_space_runs,
+                                     no_space_search)
 from spca_cli.corpus.stopwords import StopList, english_form, resolve_stopwords
 from spca_cli.errors import Name, SpcaParameterError
 from spca_cli.kernels.counts import count_rows, kept_lengths, merge_rows, word_documents
@@ -91,10 +93,9 @@ def _chunk_pattern(min_length, no_space=False):
     word = token_pattern(min_length)[len("(?u)"):]
     if not no_space:
         return r"(?u)%s|(%s|%s)" % (_DROPPED, SEPARATOR, word)
-    runs, any_char = no_space_pattern()
     # \b would not see a word start after a Han or Thai letter (both are \w)
-    word = r"(?<![^\W%s])" % any_char.pattern[1:-1] + word[len(r"\b"):]
-    return r"(?u)%s|(%s|%s|%s)" % (_DROPPED, SEPARATOR, runs, word)
+    word = r"(?<![^\W%s])" % no_space_search().pattern[1:-1] + word[len(r"\b"):]
+    return r"(?u)%s|(%s|%s|%s)" % (_DROPPED, SEPARATOR, no_space_runs(), word)
 
 
 def parse_ngram_range(value):
@@ -373,12 +374,17 @@ class Tokenizer:
         # so that reading text does not import scikit-learn (1.2-1.6 s of every CLI start)
         self._preprocess = lower
         self._tokenize = re.compile(_chunk_pattern(min_length)).findall
-        self._tokenize_no_space = re.compile(_chunk_pattern(min_length, no_space=True)).findall
-        self._has_no_space = no_space_pattern()[1].search
+        self._has_no_space = no_space_search().search
         self._forms = (_Forms(self.stoplist, min_length)
                        if self.stoplist.words or self.stoplist.english_rules else None)
         self.segmenter = Segmenter()
         self._pieces = _Pieces(self._tokenize, self._forms, min_length)
+
+    @functools.cached_property
+    def _tokenize_no_space(self):
+        # built on the first chunk with a script written without spaces (its exact classes
+        # are a scan of 300,000 code points)
+        return re.compile(_chunk_pattern(self.min_length, no_space=True)).findall
 
     @property
     def settings(self):
