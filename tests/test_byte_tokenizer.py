@@ -101,3 +101,45 @@ def test_unusual_text(stopwords, min_length):
         ["\x1e\x1c\x1f\x0b\x0c\r\n\t sep", "\x7f\x01ctl\x1b words\x08", "\x85nel\xa0nbsp"],
     ]
     _same_counts(chunks, min_length, stopwords)
+
+
+def test_tokens_that_share_their_first_bytes_stay_apart():
+    """Tokens of 7-9 and 255-257 bytes with the same first 8 bytes, in a table that grows from
+    4 slots: each keeps its own number (a slot holds only a token's first 8 bytes, its length
+    up to 255 and part of its hash)."""
+    heads = ["abcdefgh", "abcdefgi", "zzzzzzzz"]
+    words = [h[:7] for h in heads] + heads
+    words += [h + tail for h in heads for tail in "xyz"]
+    words += [h + "q" * extra for h in heads for extra in (246, 247, 248, 249)]
+    docs = [" ".join(words[i::5]) + " " + " ".join(words) for i in range(5)]
+    text = " \x00 ".join(docs)
+    codes, _, *table, n_tokens = scan_chunk(np.frombuffer(text.encode(), dtype=np.uint8), 1,
+                                            *new_table(slots=4, arena=1, tokens=1), 0)
+    _, _, arena, offsets = table
+    names = [arena[offsets[t]:offsets[t + 1]].tobytes().decode() for t in range(n_tokens)]
+    assert sorted(names) == sorted(set(words)) and n_tokens == len(set(words)) == 26
+    got = [SEPARATOR if c == 0 else names[c - 2] for c in codes.tolist()]
+    assert got == [t for i, doc in enumerate(docs) for t in [SEPARATOR] * (i > 0) + doc.split()]
+
+
+@pytest.mark.parametrize("stored, asked", [
+    ("abcd", "abce"), ("abcdefghx", "abcdefghy"), ("a" * 300, "a" * 299 + "b"),
+    ("a" * 300, "a" * 301), ("a" * 301, "a" * 300)])
+def test_a_token_is_found_only_by_its_own_bytes(stored, asked):
+    """Two tokens whose hashes agree (forced here: the table is asked with the stored token's
+    hash) are still told apart by their bytes and length, in and past a slot's first 8."""
+    from spca_cli.kernels.tokens import _find, _hash, _insert
+
+    def as_bytes(token):
+        return np.frombuffer(token.encode(), dtype=np.uint8)
+
+    table = new_table(slots=8, arena=1, tokens=1)
+    one = as_bytes(stored)
+    h = _hash(one, 0, one.size)
+    free = _find(one, 0, one.size, h, table[0], table[2], table[3])
+    assert free < 0
+    *table, n_tokens = _insert(one, 0, one.size, h, -1 - free, *table, 0)
+    slots, _, arena, offsets = table
+    assert n_tokens == 1 and _find(one, 0, one.size, h, slots, arena, offsets) == 0
+    other = as_bytes(asked)
+    assert _find(other, 0, other.size, h, slots, arena, offsets) < 0

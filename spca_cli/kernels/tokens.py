@@ -20,7 +20,13 @@ combining marks the pattern adds are not ASCII).
 
 Tokens are numbered in order of first appearance by an open-addressing hash table (FNV-1a,
 linear probing, at most half full) whose arrays the caller keeps between chunks; the kernel
-returns them, grown when it had to.
+returns them, grown when it had to. A slot holds what tells most tokens apart without reading
+the arena: the token's number, its length and the hash's high 24 bits in one word, its first 8
+bytes in the other, so a token of up to 8 bytes (most words) is found in one cache line and a
+longer one compares the rest of its bytes there. With the hash alone in the slot, every token
+found read its bytes from the arena: a second cache miss once the vocabulary outgrows the
+cache (1,000,000 generated tweets of 197,316 words: 1.09-1.25 s against 0.92-0.96 s per 400,000
+tweets; 50,000 words: the same either way). Equal hashes never stand for equal tokens.
 """
 
 from __future__ import annotations
@@ -35,11 +41,15 @@ _APOSTROPHE = 39
 _AT = 64
 _FNV_OFFSET = np.uint64(14695981039346656037)
 _FNV_PRIME = np.uint64(1099511628211)
+_HEAD = 8  # bytes of a token its slot holds
+_NUMBER = np.uint64(0xFFFFFFFF)  # a slot key's token number + 1 (tokens of one table < 2^32)
+_NOT_NUMBER = np.uint64(0xFFFFFFFF00000000)
+_HASH_HIGH = np.uint64(0xFFFFFF0000000000)
 
 
 def new_table(slots=1 << 16, arena=1 << 20, tokens=1 << 15):
-    """Empty hash table arrays: (slots, hashes, arena, offsets). A slot holds a token's hash and
-    its number + 1 side by side (0: free), so a probe reads one cache line."""
+    """Empty hash table arrays: (slots, hashes, arena, offsets). A slot is two words side by
+    side (:func:`_key`, :func:`_head`; 0: free), so a probe reads one cache line."""
     return (np.zeros((slots, 2), dtype=np.uint64), np.zeros(tokens, dtype=np.uint64),
             np.zeros(arena, dtype=np.uint8), np.zeros(tokens + 1, dtype=np.int64))
 
@@ -84,20 +94,42 @@ def _hash(text, lo, hi):
 
 
 @njit(cache=True, inline="always")
+def _head(text, lo, hi):
+    """The first ``_HEAD`` bytes of text[lo:hi] as one number (zeros past its end)."""
+    v = np.uint64(0)
+    for p in range(min(hi - lo, _HEAD)):
+        v |= np.uint64(text[lo + p]) << np.uint64(8 * p)
+    return v
+
+
+@njit(cache=True, inline="always")
+def _key(h, length, t):
+    """A slot's first word: token number t + 1 (low 32 bits; 0 marks a free slot), the length
+    (8 bits, 255 for any longer) and the high 24 bits of the hash h (the low ones chose the
+    slot)."""
+    return (np.uint64(t + 1) | (np.uint64(min(length, 255)) << np.uint64(32))
+            | (h & _HASH_HIGH))
+
+
+@njit(cache=True, inline="always")
 def _find(text, lo, hi, h, slots, arena, offsets):
     """The number of token text[lo:hi] (hash h), or -1 - its free slot when unseen."""
     mask = slots.shape[0] - 1
     slot = np.int64(h & np.uint64(mask))
     length = hi - lo
+    check = _key(h, length, -1)  # (number bits 0)
+    head = _head(text, lo, hi)
     while True:
-        entry = slots[slot, 1]
+        entry = slots[slot, 0]
         if entry == 0:
             return -1 - slot
-        if slots[slot, 0] == h:
-            t = np.int64(entry) - 1
+        if (entry & _NOT_NUMBER) == check and slots[slot, 1] == head:
+            t = np.int64(entry & _NUMBER) - 1
+            if length <= _HEAD:
+                return t  # (its length and every byte matched)
             start = offsets[t]
             if offsets[t + 1] - start == length:
-                q = 0
+                q = _HEAD
                 while q < length and arena[start + q] == text[lo + q]:
                     q += 1
                 if q == length:
@@ -127,8 +159,8 @@ def _insert(text, lo, hi, h, slot, slots, hashes, arena, offsets, n_tokens):
     arena[start:start + length] = text[lo:hi]
     offsets[t + 1] = start + length
     hashes[t] = h
-    slots[slot, 0] = h
-    slots[slot, 1] = t + 1
+    slots[slot, 0] = _key(h, length, t)
+    slots[slot, 1] = _head(text, lo, hi)
     n_tokens += 1
     if 2 * n_tokens > slots.shape[0]:
         # at most half full: rehash into twice the slots
@@ -136,10 +168,10 @@ def _insert(text, lo, hi, h, slot, slots, hashes, arena, offsets, n_tokens):
         mask = slots.shape[0] - 1
         for u in range(n_tokens):
             s = np.int64(hashes[u] & np.uint64(mask))
-            while slots[s, 1] != 0:
+            while slots[s, 0] != 0:
                 s = (s + 1) & mask
-            slots[s, 0] = hashes[u]
-            slots[s, 1] = u + 1
+            slots[s, 0] = _key(hashes[u], offsets[u + 1] - offsets[u], u)
+            slots[s, 1] = _head(arena, offsets[u], offsets[u + 1])
     return slots, hashes, arena, offsets, n_tokens
 
 
