@@ -143,6 +143,45 @@ def test_elimination_identical_on_a_zipf_corpus(rank):
         assert on.info["nonnegative"]
 
 
+@pytest.mark.parametrize("rows", [4, 12, 30])
+def test_classes_of_the_longest_rows_first_change_nothing(monkeypatch, rows):
+    """The classes formed over the longest rows of V only (taking every row in when a pass
+    cannot rule the others out) give the output of the classes of every row."""
+    import spca_cli.solvers.spannogram as module
+
+    calls = []
+    classes = module._classes
+
+    def counted(Vw, *args):
+        calls.append(len(Vw))
+        return classes(Vw, *args)
+
+    monkeypatch.setattr(module, "_classes", counted)
+    redone = kept = 0
+    cases = [Gram.from_documents(zipf_corpus(seed)) for seed in range(3)]
+    for seed in range(6):
+        rs = np.random.RandomState(900 + seed)
+        low = rs.randn(40, 3) * (1.0 / np.arange(1, 41) ** 0.7)[:, None]
+        cases += [Gram.from_dense(low @ low.T), Gram.from_dense(np.abs(low) @ np.abs(low).T)]
+    # the longest rows: 3 words on one axis and 20 copies of a word on the other, whose one
+    # class fills the first pass; a shorter word on the first axis, left out, is in the best 5
+    V = np.array([[1.0, 0.0]] * 3 + [[0.0, 0.5]] * 20 + [[0.45, 0.0]] + [[0.1, 0.1]] * 6)
+    cases.append(Gram.from_dense(V @ V.T + 1e-3 * np.eye(len(V))))
+    for A in cases:
+        for rank in (1, 2, 3):
+            eigen = top_eigenpairs(A, rank + 1)
+            monkeypatch.setattr(module, "_CLASSED_ROWS", rows)
+            calls.clear()
+            first = spannogram(A, 5, eigen=eigen, rank=rank)
+            redone += len(calls) == 2
+            kept += len(calls) == 1 and calls[0] < A.n
+            monkeypatch.setattr(module, "_CLASSED_ROWS", 10 ** 9)
+            same_output(first, spannogram(A, 5, eigen=eigen, rank=rank))
+    assert kept > 0  # the classes of the longest rows sufficed
+    if rows == 4:
+        assert redone > 0  # and some pass took every row in
+
+
 def test_airline_elimination_leaves_few_words_and_the_same_answer(airline_mtx):
     A = Gram.from_documents(sp.csr_array(scipy.io.mmread(str(airline_mtx))))
     eigen = top_eigenpairs(A, 3)
