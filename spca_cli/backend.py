@@ -216,9 +216,13 @@ class LocalBackend:
             return self.dense[:, idx] @ w
         from spca_cli.kernels.tpower import gram_sparse_matvec
 
+        # (contiguous arrays of one type: each other layout is one more compiled version for
+        # numba to load from its cache, 6 ms a run)
         return gram_sparse_matvec(*_kernel_arrays(self.S),
                                   *self._documents_by_word(),
-                                  idx, w, self.n, self.S.shape[0])
+                                  np.ascontiguousarray(idx, dtype=np.int64),
+                                  np.ascontiguousarray(w, dtype=np.float64),
+                                  self.n, self.S.shape[0])
 
     def submatrix(self, idx):
         """A[idx, idx]; on S only the documents of those words are read.

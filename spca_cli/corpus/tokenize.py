@@ -645,7 +645,9 @@ def merge_parts(parts, min_count=1, binary=False):
         first_word += len(words)
         word_of.append(union_id)
         # a part holds each word once: its words' documents add up
-        documents[union_id[2:]] += word_documents(p_indices, len(words) + 2)[2:]
+        # (ids as the unsigned view the matrix's own count takes: one compiled version)
+        ids = p_indices.view(np.uint32) if p_indices.dtype == np.int32 else p_indices
+        documents[union_id[2:]] += word_documents(ids, len(words) + 2)[2:]
     # (a word of no document is one only documents set aside held: keep_part_rows)
     keep = documents >= max(min_count, 1)
     column = np.where(keep, np.cumsum(keep) - 1, -1)
