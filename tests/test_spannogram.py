@@ -182,6 +182,33 @@ def test_classes_of_the_longest_rows_first_change_nothing(monkeypatch, rows):
         assert redone > 0  # and some pass took every row in
 
 
+def test_classes_of_the_longest_rows_refuse_only_what_every_row_refuses(monkeypatch):
+    """With few candidates allowed, the classes of the longest rows refuse a run exactly when
+    the classes of every row do, with the same message (their floor is judged on every row)."""
+    import spca_cli.solvers.spannogram as module
+
+    def outcome(A, eigen, rank, allowed, rows):
+        monkeypatch.setattr(module, "_CLASSED_ROWS", rows)
+        try:
+            return spannogram(A, 5, eigen=eigen, rank=rank, max_candidates=allowed)
+        except SpcaParameterError as exc:
+            return str(exc)
+
+    refused = 0
+    for seed in range(4):
+        A = Gram.from_documents(zipf_corpus(seed))
+        for rank in (2, 3):
+            eigen = top_eigenpairs(A, rank + 1)
+            for allowed in (50, 400, 5000, 60_000):
+                short, every = (outcome(A, eigen, rank, allowed, rows) for rows in (4, 10 ** 9))
+                if isinstance(every, str):
+                    refused += 1
+                    assert short == every
+                else:
+                    same_output(short, every)
+    assert refused > 0
+
+
 def test_airline_elimination_leaves_few_words_and_the_same_answer(airline_mtx):
     A = Gram.from_documents(sp.csr_array(scipy.io.mmread(str(airline_mtx))))
     eigen = top_eigenpairs(A, 3)

@@ -452,6 +452,8 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     classed, left_out = _longest_rows(
         words_nz, row_norm[words_nz],
         max(_CLASSED_ROWS, 2 * (k + d)) if eliminate and deadline is None else None)
+    # (the floor's random directions are the same for the classes of every row)
+    floor_state = rng.get_state()
     while True:
         Vc, norms, mult, off, word_order, deviation = _classes(
             V[classed], classed, diag[classed], signed, scale)
@@ -459,8 +461,13 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
         runner = _Pass((Vc, norms, mult, off, pre, pre_off), d, k, signed, tol, gap,
                        nthreads=max(1, min(2, _n_threads())))
         if eliminate and deadline is None and d >= 2:
+            rng.set_state(floor_state)
             m_floor = _fewest_classes(Vc, norms, mult, k, tol, rng)
             if m_floor and _n_points(m_floor, d, signed) > max_candidates:
+                if left_out > 0.0:
+                    # (the rows left out can lower the floor: judged on every row)
+                    classed, left_out = words_nz, 0.0
+                    continue
                 raise SpcaParameterError(_refusal(d, k, int(off[1:][m_floor - 1]),
                                                   _n_points(m_floor, d, signed), floor=True))
         passes = _enumerate(runner, Vc, norms, off[1:], d, k, signed, tol, eliminate, deadline,
@@ -511,7 +518,8 @@ def _enumerate(runner, Vc, norms, cum_words, d, k, signed, tol, eliminate, deadl
     """The passes of Algorithm 3 (made exact): grow the classes visited until none left out
     can be a candidate. Returns (last pass's result, classes visited, points, complete), or
     None when the classes are those of the longest rows only and a row left out of them (the
-    longest of norm ``left_out``) is not ruled out."""
+    longest of norm ``left_out``) is not ruled out, or the run would be refused (the classes
+    of every row then say by how much)."""
     G = len(norms)
     total_points = 0
     t_min = 0.0  # proven lower bound on the k-th largest |V_j c| over the classes so far
@@ -520,6 +528,8 @@ def _enumerate(runner, Vc, norms, cum_words, d, k, signed, tol, eliminate, deadl
     while True:
         pts = _n_points(m, d, signed)
         if pts > max_candidates and deadline is None:
+            if left_out > 0.0:
+                return None  # (a refusal names what every row needs)
             raise SpcaParameterError(_refusal(d, k, int(cum_words[m - 1]), pts))
         result = runner.run(m, deadline, t_min)
         total_points += result["points"]
@@ -549,6 +559,8 @@ def _enumerate(runner, Vc, norms, cum_words, d, k, signed, tol, eliminate, deadl
         grow = m_need if settled else max(m + 1, int(math.ceil(1.5 * m)))
         m_next = min(m_need, grow)
         if _n_points(m_next, d, signed) > max_candidates and deadline is None:
+            if left_out > 0.0:
+                return None
             raise SpcaParameterError(_refusal(d, k, int(cum_words[m_need - 1]),
                                               _n_points(m_need, d, signed)))
         m = m_next
