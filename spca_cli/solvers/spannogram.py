@@ -451,7 +451,8 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
     # (at least twice the k + d words the first pass takes)
     classed, left_out = _longest_rows(
         words_nz, row_norm[words_nz],
-        max(_CLASSED_ROWS, 2 * (k + d)) if eliminate and deadline is None else None)
+        max(_CLASSED_ROWS, 2 * (k + d)) if eliminate and deadline is None else None,
+        2.0 * _DUP_RTOL * scale * math.sqrt(d))
     # (the floor's random directions are the same for the classes of every row)
     floor_state = rng.get_state()
     while True:
@@ -501,15 +502,23 @@ def spannogram(A, k, *, eigen, rank=2, eliminate=True, nonnegative=None, time_li
                    bound=_bound(opt_d, lam_bound, slack_eig, k, d, deviation, dropped))
 
 
-def _longest_rows(words, norms, count):
-    """``(words, left_out)``: the words of the ``count`` longest rows of V (all with a norm
-    within 1e-6 of the shortest of them, so that rows equal to rounding are not split), and the
+def _longest_rows(words, norms, count, gap):
+    """``(words, left_out)``: the words of the ``count`` longest rows of V or a few more, and the
     largest norm of a row left out (0 when none is); every word when ``count`` is None or not
-    below their number."""
+    below their number.
+
+    The cut falls where the norms drop by more than ``gap`` (twice the widest class: rows merged
+    into one class by :func:`_classes` differ by less than _DUP_RTOL scale sqrt(d)), so no class
+    is split between the rows kept and those left out; the next ``count`` rows are searched for
+    such a drop, and every word is kept when none has one."""
     if count is None or words.size <= count:
         return words, 0.0
-    cut = float(np.partition(norms, words.size - count)[words.size - count]) * (1.0 - 1e-6)
-    kept = norms >= cut
+    top = min(words.size, 2 * count)
+    longest = np.sort(norms[np.argpartition(-norms, top - 1)[:top]])[::-1]
+    drops = np.flatnonzero(longest[count - 1:-1] - longest[count:] > gap)
+    if drops.size == 0:
+        return words, 0.0
+    kept = norms >= longest[count - 1 + drops[0]]
     return words[kept], float(norms[~kept].max(initial=0.0))
 
 
@@ -552,11 +561,11 @@ def _enumerate(runner, Vc, norms, cum_words, d, k, signed, tol, eliminate, deadl
         t_min = max(t_min, tau - 4.0 * tol)
         if m_need == m and not beyond:
             break  # every class beyond m has ||V_e|| < tau_m: provably never a candidate
-        if beyond and (m == G or settled):
-            return None  # the next pass needs rows left out
         # grow by half while tau still rises; once it has settled, go straight to the m_need
         # classes it cannot rule out (that pass is the last one: tau can only grow further)
         grow = m_need if settled else max(m + 1, int(math.ceil(1.5 * m)))
+        if beyond and (settled or grow > G):
+            return None  # the next pass takes rows left out
         m_next = min(m_need, grow)
         if _n_points(m_next, d, signed) > max_candidates and deadline is None:
             if left_out > 0.0:
