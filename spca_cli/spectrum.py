@@ -692,7 +692,7 @@ _CARRY_RATIO = 1e3
 _CARRY_KEPT = 1e-4
 
 
-def _orthonormal_pair(B, AB):
+def _orthonormal_pair(B, AB, room=None):
     """Orthonormal columns spanning ``B`` and their images, given AB: both multiplied by the
     same small transform (the Gram matrix's inverse square root on the directions that kept
     at least ``_CARRY_KEPT`` of their squared norm, then one Cholesky QR pass), so no product
@@ -703,7 +703,10 @@ def _orthonormal_pair(B, AB):
     :meth:`~spca_cli.matrix.Gram.carried`, of the size of A's entries on the removed words)
     multiplied by 1/sqrt(s) when it is normalised. A cut at s > 1e-10 s_max would report
     residuals 1e-7 theta_1 below the true ones on a dense matrix with a strong removed word
-    (lambda_1 1e9 times the next view's; tests/test_carried_residuals.py)."""
+    (lambda_1 1e9 times the next view's; tests/test_carried_residuals.py).
+
+    ``room(c)``, given, returns the two (n, c) arrays the pair is written to (the block
+    method's buffers: at 197,316 words a copy of a 16-column pair into them took 0.1 s)."""
     gram = B.T @ B
     s, U = np.linalg.eigh(0.5 * (gram + gram.T))
     keep = s > _CARRY_KEPT
@@ -712,7 +715,12 @@ def _orthonormal_pair(B, AB):
     G = U[:, keep] / np.sqrt(s[keep])
     B, AB = B @ G, AB @ G
     G = _inverse_lower(np.linalg.cholesky(B.T @ B)).T
-    return B @ G, AB @ G
+    if room is None:
+        return B @ G, AB @ G
+    Q, AQ = room(G.shape[1])
+    np.matmul(B, G, out=Q)
+    np.matmul(AB, G, out=AQ)
+    return Q, AQ
 
 
 def _inverse_lower(L):
@@ -761,10 +769,24 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
     # random through and through
     spare = min(n, max(_EXTRA, p))
     hold = b  # a thick restart keeps 2 * hold Ritz vectors (more over a cluster)
+    buffers = []  # (Qbuf, AQbuf) once made
+
+    def make_buffers(carried):
+        """The basis's and its image's buffers in Fortran order (the first c columns are then
+        one contiguous block for BLAS), with room for ``carried`` columns and two blocks (a
+        probed start: its ``probe`` blocks of up to b + spare columns, which growing would
+        copy the basis for, 0.3 s at 197,316 words); they grow by half when a block would not
+        fit (up to max_cols + b): a warm call that converges in two products never holds the
+        room of six blocks (dupes-1M, 197,316 words: its second call peaked 80 MB lower)."""
+        limit = _basis_limit(n, max(hold, -(-carried // 2)))
+        shape = (n, min(limit + b, carried + max(2 * b, probe * (b + spare))))
+        buffers[:] = [np.empty(shape, order="F"), np.empty(shape, order="F")]
+        return buffers[0][:, :carried], buffers[1][:, :carried]
+
     if basis is not None:
-        basis = _orthonormal_pair(*basis)
+        basis = _orthonormal_pair(*basis, room=make_buffers)
         if basis[0].shape[1] == 0:
-            basis = None
+            basis, buffers = None, []
         else:
             hold = max(hold, -(-basis[0].shape[1] // 2))
     max_cols = _basis_limit(n, hold)
@@ -786,20 +808,13 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
         W = np.column_stack([warm, W[:, :random]])
     if W is not None:
         W = _orthonormal(W, None, 1.0)
-    # the basis and its image live in Fortran-order buffers: the first c columns are then one
-    # contiguous block for BLAS. They start with room for the carried basis and two blocks (a
-    # probed start: its ``probe`` blocks of up to b + spare columns, which growing would copy
-    # the basis for, 0.3 s at 197,316 words) and grow by half when a block would not fit (up
-    # to max_cols + b): a warm call that converges in two products never holds the room of six
-    # blocks (dupes-1M, 197,316 words: its second call peaked 80 MB lower)
-    carried = 0 if basis is None else basis[0].shape[1]
-    Qbuf = np.empty((n, min(max_cols + b, carried + max(2 * b, probe * (b + spare)))), order="F")
-    AQbuf = np.empty(Qbuf.shape, order="F")
+    if not buffers:
+        make_buffers(0)
+    Qbuf, AQbuf = buffers
     c = 0
     T = np.empty((0, 0))
     if basis is not None:
-        c = basis[0].shape[1]
-        Qbuf[:, :c], AQbuf[:, :c] = basis
+        c = basis[0].shape[1]  # (already in the buffers)
         T = basis[0].T @ basis[1]
         T = 0.5 * (T + T.T)
     products = 0
