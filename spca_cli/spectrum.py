@@ -706,7 +706,7 @@ def _orthonormal_pair(B, AB, room=None):
     (lambda_1 1e9 times the next view's; tests/test_carried_residuals.py).
 
     ``room(c)``, given, returns the two (n, c) arrays the pair is written to (the block
-    method's buffers: at 197,316 words a copy of a 16-column pair into them took 0.1 s)."""
+    method's buffers, into which a copy of a 16-column pair costs 0.1 s at 197,316 words)."""
     gram = B.T @ B
     s, U = np.linalg.eigh(0.5 * (gram + gram.T))
     keep = s > _CARRY_KEPT
