@@ -777,18 +777,18 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
         probed start: its ``probe`` blocks of up to b + spare columns, which growing would
         copy the basis for, 0.3 s at 197,316 words); they grow by half when a block would not
         fit (up to max_cols + b): a warm call that converges in two products never holds the
-        room of six blocks (dupes-1M, 197,316 words: its second call peaked 80 MB lower)."""
-        limit = _basis_limit(n, max(hold, -(-carried // 2)))
-        shape = (n, min(limit + b, carried + max(2 * b, probe * (b + spare))))
+        room of six blocks (dupes-1M, 197,316 words: its second call peaked 80 MB lower).
+        A thick restart keeps the carried columns whole."""
+        nonlocal hold
+        hold = max(hold, -(-carried // 2))
+        shape = (n, min(_basis_limit(n, hold) + b, carried + max(2 * b, probe * (b + spare))))
         buffers[:] = [np.empty(shape, order="F"), np.empty(shape, order="F")]
         return buffers[0][:, :carried], buffers[1][:, :carried]
 
     if basis is not None:
         basis = _orthonormal_pair(*basis, room=make_buffers)
         if basis[0].shape[1] == 0:
-            basis, buffers = None, []
-        else:
-            hold = max(hold, -(-basis[0].shape[1] // 2))
+            basis = None  # (no direction kept: no buffers made for it)
     max_cols = _basis_limit(n, hold)
     W = rng.standard_normal((n, b))
     # Gaussian columns among the Krylov sequence's generators: its space then holds

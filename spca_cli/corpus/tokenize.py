@@ -36,6 +36,7 @@ from spca_cli.corpus.scripts import (MIN_PIECE, Segmenter, mark_class, no_space_
                                      no_space_search)
 from spca_cli.corpus.stopwords import StopList, english_form, resolve_stopwords
 from spca_cli.errors import Name, SpcaParameterError
+from spca_cli.kernels import unsigned_positions
 from spca_cli.kernels.counts import count_rows, kept_lengths, merge_rows, word_documents
 from spca_cli.kernels.tokens import new_table, scan_chunk
 
@@ -645,9 +646,8 @@ def merge_parts(parts, min_count=1, binary=False):
         first_word += len(words)
         word_of.append(union_id)
         # a part holds each word once: its words' documents add up
-        # (ids as the unsigned view the matrix's own count takes: one compiled version)
-        ids = p_indices.view(np.uint32) if p_indices.dtype == np.int32 else p_indices
-        documents[union_id[2:]] += word_documents(ids, len(words) + 2)[2:]
+        documents[union_id[2:]] += word_documents(unsigned_positions(p_indices),
+                                                  len(words) + 2)[2:]
     # (a word of no document is one only documents set aside held: keep_part_rows)
     keep = documents >= max(min_count, 1)
     column = np.where(keep, np.cumsum(keep) - 1, -1)
