@@ -606,7 +606,9 @@ def tightest(bounds):
 
 
 def certified_ratio(value, bound, *, rtol=PROVEN_RTOL):
-    """value / bound in [0, 1]; 1.0 for the degenerate 0 / 0.
+    """value / bound in [0, 1]; 1.0 for the degenerate 0 / 0, and for a bound within ``rtol``
+    of the value (the value proved optimal, :func:`_proven`: the last digits of a bound met to
+    rounding move with the platform's LAPACK, not with the proof).
 
     A bound below an attained value (beyond rounding) is a bug, never a ratio above 1: raise.
     """
@@ -617,7 +619,9 @@ def certified_ratio(value, bound, *, rtol=PROVEN_RTOL):
     ratio = value / bound
     if ratio > 1.0 + rtol:
         raise RuntimeError(f"upper bound {bound!r} is below the attained value {value!r}")
-    return float(min(max(ratio, 0.0), 1.0))
+    if _proven(value, bound):
+        return 1.0
+    return float(max(ratio, 0.0))
 
 
 # ---------------------------------------------------------------------- weighted row-sum bound
