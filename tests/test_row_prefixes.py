@@ -257,6 +257,30 @@ def test_outside_columns_on_a_large_parallel_model():
     np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
 
 
+def _outside_by_sorting(CT, hpos):
+    """:func:`outside_columns` from NumPy: each word outside H, its nonzero exact entries by
+    decreasing value, equal values by increasing exact row."""
+    indptr, rows, values = [0], [], []
+    for j in range(CT.shape[1]):
+        q = np.flatnonzero(CT[:, j]) if hpos[j] < 0 else np.zeros(0, dtype=np.int64)
+        q = q[np.argsort(-CT[q, j], kind="stable")]
+        rows.extend(q)
+        values.extend(CT[q, j])
+        indptr.append(len(rows))
+    return np.array(indptr), np.array(rows, dtype=np.int32), np.array(values, dtype=CT.dtype)
+
+
+@pytest.mark.parametrize("n, h, dtype", [(700, 40, np.float32), (513, 3, np.float64),
+                                         (255, 255, np.float64), (1, 0, np.float64)])
+def test_outside_columns_equal_a_sort_of_each_column(n, h, dtype):
+    # word blocks of 256: n on either side of a block's end, H of every size
+    rng = np.random.default_rng(n)
+    _, CT, hpos, _, _ = _model(rng, n, h, ties=True, dtype=dtype)
+    for got, want in zip(outside_columns(CT, hpos), _outside_by_sorting(CT, hpos)):
+        assert got.dtype == want.dtype or got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+
+
 def _node_bound_by_sorting(B, F, R, slots, w, n_iter):
     """The node bound of :func:`node_bound` from whole rows sorted in NumPy: each row's sum over
     F plus the ``slots`` (``slots - 1`` and its diagonal for a word of R) largest B_ij w_j over

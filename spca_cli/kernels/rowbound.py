@@ -452,48 +452,54 @@ def outside_columns(CT, hpos):
     outside H until no later entry can enter its sum instead of all h entries: on the fortunes
     (14,500 words, 1,150 exact rows) the certificate's weight steps read 15M entries a step
     for those rows."""
-    h, n = CT.shape
-    counts = np.zeros(n + 1, dtype=np.int64)
-    _count_outside(CT, hpos, counts)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts[:n], out=indptr[1:])
-    rows = np.empty(int(indptr[n]), dtype=np.int32)
-    values = np.empty(int(indptr[n]), dtype=CT.dtype)
-    _fill_outside(CT, hpos, indptr, rows, values)
-    return indptr, rows, values
+    return _outside_columns(CT, hpos, _OUTSIDE_BLOCK)
 
 
-@njit(cache=True)
-def _count_outside(CT, hpos, counts):
-    h, n = CT.shape
-    for q in range(h):
-        for j in range(n):
-            if hpos[j] < 0 and CT[q, j] != 0:
-                counts[j] += 1
+# Words per block of :func:`_outside_columns`: a block's slice of every exact row is read in
+# turn, and its words' output lies together. Row by row over all words (one thread), the
+# 256 x 197,316 exact entries of a 1M-tweet corpus took 0.9 s, every row's writes spread over
+# the whole output.
+_OUTSIDE_BLOCK = 256
 
 
 @njit(cache=True, parallel=True)
-def _fill_outside(CT, hpos, indptr, rows, values):
+def _outside_columns(CT, hpos, block):
     h, n = CT.shape
-    fill = indptr[:n].copy()
-    for q in range(h):
-        for j in range(n):
-            if hpos[j] < 0 and CT[q, j] != 0:
-                rows[fill[j]] = q
-                values[fill[j]] = CT[q, j]
-                fill[j] += 1
-    for j in prange(n):
-        lo, hi = indptr[j], indptr[j + 1]
-        if hi - lo > 1:
-            keys = np.empty(hi - lo)
-            for t in range(lo, hi):
-                keys[t - lo] = -values[t]
-            sort = np.argsort(keys, kind="mergesort")
-            q_old = rows[lo:hi].copy()
-            v_old = values[lo:hi].copy()
-            for t in range(hi - lo):
-                rows[lo + t] = q_old[sort[t]]
-                values[lo + t] = v_old[sort[t]]
+    n_blocks = (n + block - 1) // block
+    counts = np.zeros(n, dtype=np.int64)
+    for b in prange(n_blocks):
+        lo, hi = b * block, min(n, (b + 1) * block)
+        for q in range(h):
+            for j in range(lo, hi):
+                if hpos[j] < 0 and CT[q, j] != 0:
+                    counts[j] += 1
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for j in range(n):
+        indptr[j + 1] = indptr[j] + counts[j]
+    rows = np.empty(indptr[n], dtype=np.int32)
+    values = np.empty(indptr[n], dtype=CT.dtype)
+    for b in prange(n_blocks):
+        lo, hi = b * block, min(n, (b + 1) * block)
+        fill = indptr[lo:hi].copy()
+        for q in range(h):  # (each word's entries by increasing q: ties stay in that order)
+            for j in range(lo, hi):
+                if hpos[j] < 0 and CT[q, j] != 0:
+                    rows[fill[j - lo]] = q
+                    values[fill[j - lo]] = CT[q, j]
+                    fill[j - lo] += 1
+        for j in range(lo, hi):
+            first, stop = indptr[j], indptr[j + 1]
+            if stop - first > 1:
+                keys = np.empty(stop - first)
+                for t in range(first, stop):
+                    keys[t - first] = -values[t]
+                sort = np.argsort(keys, kind="mergesort")
+                q_old = rows[first:stop].copy()
+                v_old = values[first:stop].copy()
+                for t in range(stop - first):
+                    rows[first + t] = q_old[sort[t]]
+                    values[first + t] = v_old[sort[t]]
+    return indptr, rows, values
 
 
 def restrict_outside_columns(columns, rows, keep, *, in_place=False):
