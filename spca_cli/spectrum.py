@@ -790,7 +790,6 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
         if basis[0].shape[1] == 0:
             basis = None  # (no direction kept: no buffers made for it)
     max_cols = _basis_limit(n, hold)
-    W = rng.standard_normal((n, b))
     # Gaussian columns among the Krylov sequence's generators: its space then holds
     # min(m, random) independent directions of every m-dimensional eigenspace, so no copy of a
     # repeated eigenvalue among the first ``random`` pairs can be missed (Eigen.ceilings)
@@ -798,7 +797,9 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
     if basis is not None:
         W = None  # the carried basis is the first "block"
         random = 0  # (its random columns come with the first product)
-    elif start is not None and start.shape[1]:
+    else:
+        W = rng.standard_normal((n, b))
+    if W is not None and start is not None and start.shape[1]:
         # the warm block always gets ``spare`` random columns on top: old Ritz vectors alone
         # can be (numerically) orthogonal to an eigenvector of the deflated view, which the
         # Krylov space then never finds while the others' residuals look converged (seen on
