@@ -155,10 +155,17 @@ def test_threaded_block_products_equal_one_thread(kos_S, monkeypatch, threads):
 
 def test_document_cuts_balance_entries(kos_S):
     backend = backend_module.LocalBackend(S=kos_S)
-    cuts = backend._document_cuts(3)
+    cuts = backend._document_cuts(3, np.zeros(0, dtype=np.int64))
     assert cuts[0] == 0 and cuts[-1] == kos_S.shape[0] and np.all(np.diff(cuts) > 0)
     entries = np.diff(kos_S.indptr[cuts])
     assert entries.max() - entries.min() <= 2 * np.diff(kos_S.indptr).max()
+    # over every other document: positions in that list, balanced by their entries
+    docs = np.arange(0, kos_S.shape[0], 2)
+    cuts = backend._document_cuts(3, docs)
+    assert cuts[0] == 0 and cuts[-1] == docs.size and np.all(np.diff(cuts) > 0)
+    lengths = np.diff(kos_S.indptr)[docs]
+    entries = [lengths[a:b].sum() for a, b in zip(cuts[:-1], cuts[1:])]
+    assert max(entries) - min(entries) <= 2 * lengths.max()
 
 
 def test_large_matrices_multiply_on_numba_threads(kos_S, monkeypatch):

@@ -162,10 +162,61 @@ def test_document_cuts_cover_the_documents_once():
     for D in (np.eye(7), np.zeros((5, 3)), np.r_[np.ones((1, 40)), np.zeros((9, 40))],
               (rng.random((300, 30)) < 0.1) * 1.0):
         b = LocalBackend(S=sp.csr_array(D))
-        for threads in (1, 2, 3, D.shape[0]):
-            cuts = b._document_cuts(threads)
-            assert cuts[0] == 0 and cuts[-1] == D.shape[0] and len(cuts) == threads + 1
-            assert np.all(np.diff(cuts) >= 0)
+        m = D.shape[0]
+        for docs in (np.zeros(0, dtype=np.int64), np.arange(0, m, 2)):
+            for threads in (1, 2, 3, m):
+                cuts = b._document_cuts(threads, docs)
+                last = docs.size if docs.size else m
+                assert cuts[0] == 0 and cuts[-1] == last and len(cuts) == threads + 1
+                assert np.all(np.diff(cuts) >= 0)
+
+
+def _distinct_by_tuples(S):
+    seen = {}
+    for d in range(S.shape[0]):
+        lo, hi = S.indptr[d], S.indptr[d + 1]
+        key = (tuple(S.indices[lo:hi]), tuple(S.data[lo:hi]))
+        seen.setdefault(key, []).append(d)
+    firsts = sorted(rows[0] for rows in seen.values())
+    copies = {rows[0]: len(rows) for rows in seen.values()}
+    return np.array(firsts, dtype=np.int64), np.array([copies[d] for d in firsts], dtype=float)
+
+
+@pytest.mark.parametrize("values", ["ones", "counts"])
+def test_distinct_documents_equal_a_comparison_of_every_row(values):
+    # documents with the same words and other counts hash alike and stay apart; empty rows
+    # are one document
+    from spca_cli.kernels.products import distinct_documents
+
+    rng = np.random.default_rng(3)
+    base = (rng.random((40, 12)) < 0.3) * (rng.integers(1, 3, (40, 12)) if values == "counts"
+                                           else 1.0)
+    D = base[rng.integers(0, 40, 400)]
+    D[rng.random(400) < 0.05] = 0.0
+    S = sp.csr_array(D)
+    b = LocalBackend(S=S)
+    got = distinct_documents(*backend_module._kernel_arrays(S), b._is_binary())
+    want = _distinct_by_tuples(S)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("values", ["ones", "counts", "mixed"])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_products_over_repeated_documents_read_each_once(monkeypatch, values, threads):
+    # 90% of the documents repeat an earlier one: the threads' products read the distinct
+    # ones, times their copies, and equal the dense S^T S X
+    monkeypatch.setattr(backend_module, "_PARALLEL_PRODUCT_NNZ", 0)
+    rng = np.random.default_rng(threads)
+    base = (rng.random((30, 50)) < 0.2) * {"ones": np.ones((30, 50)),
+                                           "counts": rng.integers(1, 4, (30, 50)),
+                                           "mixed": rng.standard_normal((30, 50))}[values]
+    D = base[rng.integers(0, 30, 300)]
+    b = LocalBackend(S=sp.csr_array(D), threads=threads)
+    X = rng.standard_normal((50, 4))
+    _close(b.matmat(X), D.T @ (D @ X))
+    docs, copies = b._distinct
+    assert 0 < docs.size <= 30 and copies.sum() == 300
 
 
 def test_matmat_refuses_a_block_of_the_wrong_shape():

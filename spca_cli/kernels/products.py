@@ -18,16 +18,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["gram_block_product", "gram_block_product_parallel", "gram_diagonal",
-           "documents_by_word"]
+__all__ = ["gram_block_product", "gram_block_product_parallel", "distinct_documents",
+           "gram_diagonal", "documents_by_word"]
 
 
 @njit(cache=True, nogil=True)
-def _add_documents(indptr, indices, data, X, first, stop, binary, out):
-    """out += S_r^T (S_r X) for the documents r = first .. stop - 1."""
+def _add_documents(indptr, indices, data, X, docs, copies, first, stop, binary, out):
+    """out += S_r^T (S_r X) for the documents r = first .. stop - 1, or, with ``docs`` given
+    (not empty), out += copies[r] S_d^T (S_d X) for d = docs[r]: each distinct document once,
+    times the number of documents equal to it."""
     width = X.shape[1]
     y = np.empty(width)
-    for d in range(first, stop):
+    distinct = docs.shape[0] > 0
+    for r in range(first, stop):
+        d = docs[r] if distinct else r
         lo, hi = indptr[d], indptr[d + 1]
         if lo == hi:
             continue
@@ -38,16 +42,21 @@ def _add_documents(indptr, indices, data, X, first, stop, binary, out):
                 j = indices[p]
                 for c in range(width):
                     y[c] += X[j, c]
-            for p in range(lo, hi):
-                j = indices[p]
-                for c in range(width):
-                    out[j, c] += y[c]
         else:
             for p in range(lo, hi):
                 j = indices[p]
                 s = data[p]
                 for c in range(width):
                     y[c] += s * X[j, c]
+        if distinct:
+            for c in range(width):
+                y[c] *= copies[r]
+        if binary:
+            for p in range(lo, hi):
+                j = indices[p]
+                for c in range(width):
+                    out[j, c] += y[c]
+        else:
             for p in range(lo, hi):
                 j = indices[p]
                 s = data[p]
@@ -60,22 +69,77 @@ def gram_block_product(indptr, indices, data, X, binary):
     """A X of A = S^T S (CSR arrays of S, m x n) for a C-ordered block X of shape (n, width),
     on this thread. ``binary``: every stored entry of S is 1 (the values are then not read)."""
     out = np.zeros(X.shape)
-    _add_documents(indptr, indices, data, X, 0, indptr.shape[0] - 1, binary, out)
+    none = np.zeros(0, dtype=np.int64)
+    _add_documents(indptr, indices, data, X, none, np.zeros(0), 0, indptr.shape[0] - 1, binary,
+                   out)
     return out
 
 
 @njit(cache=True, parallel=True)
-def gram_block_product_parallel(indptr, indices, data, X, cuts, binary):
+def gram_block_product_parallel(indptr, indices, data, X, docs, copies, cuts, binary):
     """:func:`gram_block_product` on ``len(cuts) - 1`` threads, thread t taking the documents
-    ``cuts[t] .. cuts[t + 1] - 1`` into its own sum."""
+    ``cuts[t] .. cuts[t + 1] - 1`` into its own sum; with ``docs`` (not empty) those are
+    positions in ``docs``, each document counted ``copies`` times (:func:`distinct_documents`)."""
     threads = cuts.shape[0] - 1
     sums = np.zeros((threads, X.shape[0], X.shape[1]))
     for t in prange(threads):
-        _add_documents(indptr, indices, data, X, cuts[t], cuts[t + 1], binary, sums[t])
+        _add_documents(indptr, indices, data, X, docs, copies, cuts[t], cuts[t + 1], binary,
+                       sums[t])
     out = sums[0].copy()
     for t in range(1, threads):
         out += sums[t]
     return out
+
+
+@njit(cache=True, nogil=True)
+def distinct_documents(indptr, indices, data, binary):
+    """``(docs, copies)``: the documents of S (CSR, canonical) that no earlier document equals
+    (the same words with the same values), increasing, and how many documents equal each,
+    itself included.
+
+    One pass in reading order over an open-addressing table of the distinct documents so far,
+    keyed by a 64-bit hash of each document's words; a document is compared entry by entry
+    with every one of the same hash, so a collision of hashes never merges two documents.
+    (Sorting the hashes instead took 0.35 s for 926,752 tweets, this 0.1 s.)"""
+    m = indptr.shape[0] - 1
+    size = 1
+    while size < 2 * m:
+        size *= 2
+    slot_key = np.zeros(size, dtype=np.uint64)
+    slot_doc = np.full(size, -1, dtype=np.int32)
+    copies = np.zeros(m)
+    prime = np.uint64(0x100000001B3)
+    mask = np.uint64(size - 1)
+    for d in range(m):
+        h = np.uint64(0xCBF29CE484222325) ^ np.uint64(indptr[d + 1] - indptr[d])
+        for p in range(indptr[d], indptr[d + 1]):
+            h = (h ^ np.uint64(indices[p])) * prime
+        h ^= h >> np.uint64(29)  # (the low bits pick the slot: mix the high ones in)
+        at = np.int64(h & mask)
+        while True:
+            e = slot_doc[at]
+            if e < 0:
+                slot_key[at], slot_doc[at] = h, np.int32(d)
+                copies[d] = 1.0
+                break
+            if slot_key[at] == h and _same_document(indptr, indices, data, binary, e, d):
+                copies[e] += 1.0
+                break
+            at = (at + 1) & (size - 1)
+    docs = np.flatnonzero(copies)
+    return docs, copies[docs]
+
+
+@njit(cache=True, nogil=True)
+def _same_document(indptr, indices, data, binary, a, b):
+    length = indptr[a + 1] - indptr[a]
+    if indptr[b + 1] - indptr[b] != length:
+        return False
+    for t in range(length):
+        pa, pb = indptr[a] + t, indptr[b] + t
+        if indices[pa] != indices[pb] or (not binary and data[pa] != data[pb]):
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
