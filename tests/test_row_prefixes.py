@@ -257,6 +257,20 @@ def test_outside_columns_on_a_large_parallel_model():
     np.testing.assert_allclose(fast, full, rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_kth_largest_is_the_entry_a_partition_places(seed):
+    from spca_cli.kernels.rowbound import _kth_largest
+
+    rng = np.random.default_rng(seed)
+    for x in (rng.random(1), rng.integers(0, 3, 50).astype(float), np.full(17, 2.5),
+              rng.standard_normal(1000), np.sort(rng.random(64)), np.sort(rng.random(64))[::-1],
+              np.repeat(rng.random(5), 40)):
+        before = x.copy()
+        for m in {1, 2, x.size // 2 + 1, x.size - 1, x.size} - {0}:
+            assert _kth_largest(x, m) == np.partition(x, x.size - m)[x.size - m]
+        np.testing.assert_array_equal(x, before)  # (on a copy)
+
+
 def _outside_by_sorting(CT, hpos):
     """:func:`outside_columns` from NumPy: each word outside H, its nonzero exact entries by
     decreasing value, equal values by increasing exact row."""

@@ -338,6 +338,44 @@ def _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest, pvals, stored
 
 
 @njit(cache=True)
+def _kth_largest(x, m):
+    """The m-th largest entry of x (1 <= m <= x.size), the value np.partition(x, x.size - m)
+    places at x.size - m: a quickselect on a copy (Hoare's partition about a median of three,
+    which splits runs of equal entries evenly). numba's np.partition took 10 s to compile in
+    every fresh process (a first run, each test worker); this takes well under one."""
+    a = x.copy()
+    target = a.size - m  # its place in increasing order
+    lo, hi = 0, a.size - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < a[lo]:
+            a[mid], a[lo] = a[lo], a[mid]
+        if a[hi] < a[lo]:
+            a[hi], a[lo] = a[lo], a[hi]
+        if a[hi] < a[mid]:
+            a[hi], a[mid] = a[mid], a[hi]
+        pivot = a[mid]
+        i, j = lo, hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        # a[lo..j] <= pivot <= a[i..hi], and the entries between equal the pivot
+        if target <= j:
+            hi = j
+        elif target >= i:
+            lo = i
+        else:
+            return pivot
+    return a[target]
+
+
+@njit(cache=True)
 def _cauchy_schwarz_top(hpos, sqd, v, count):
     """g_j = sqd_j v_j for words outside H (-1 in H), and the count + 1 largest of them."""
     n = hpos.shape[0]
@@ -350,7 +388,7 @@ def _cauchy_schwarz_top(hpos, sqd, v, count):
         return g, np.zeros(0, dtype=np.int64)
     # the c largest by a partition, then only they sorted (a full argsort of 50,000 words took
     # 5 ms of every weight step)
-    threshold = np.partition(g, n - c)[n - c]
+    threshold = _kth_largest(g, c)
     candidates = np.flatnonzero(g >= threshold)
     order = np.argsort(-g[candidates], kind="mergesort")
     return g, candidates[order][:c]
@@ -430,7 +468,7 @@ def _weight_order(v, depth):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.max(v) if n else 0.0
     vrank = np.full(n, depth, dtype=np.int64)
     if depth < n:
-        threshold = np.partition(v, n - depth)[n - depth]
+        threshold = _kth_largest(v, depth)
         candidates = np.flatnonzero(v >= threshold)
     else:
         candidates = np.arange(n)
@@ -599,9 +637,8 @@ def _prefix_rows(CT, order, lengths, rest):
             rest[p] = 0.0
             sorted_count = nonzero
         else:
-            cut = np.partition(-row, length - 1)  # cut[length - 1]: the length-th largest
-            threshold = -cut[length - 1]
-            rest[p] = -np.min(cut[length:])
+            threshold = _kth_largest(row, length)
+            rest[p] = _kth_largest(row, length + 1)  # (the largest left out)
             # the entries above the threshold, then those equal to it until the prefix is full
             for j in range(n):
                 if row[j] > threshold:
@@ -1243,7 +1280,7 @@ def _sort_head(idx, val, n, prefix):
     cols = idx[:n].copy()
     cut = -np.inf
     if n > prefix:
-        cut = np.partition(row, n - prefix)[n - prefix]  # the prefix-th largest
+        cut = _kth_largest(row, prefix)
     head = 0
     for t in range(n):
         if row[t] >= cut:
