@@ -97,13 +97,13 @@ def distinct_documents(indptr, indices, data, binary):
     (the same words with the same values), increasing, and how many documents equal each,
     itself included.
 
-    One pass in reading order over an open-addressing table of the distinct documents so far,
-    keyed by a 64-bit hash of each document's words; a document is compared entry by entry
-    with every one of the same hash, so a collision of hashes never merges two documents.
-    (Sorting the hashes instead took 0.35 s for 926,752 tweets, this 0.1 s.)"""
+    One pass in reading order over an open-addressing table of the distinct documents so far
+    (linear probing, at most two thirds full: 12 bytes a slot), keyed by a 64-bit hash of each
+    document's words; a document is compared entry by entry with every one of the same hash,
+    so a collision of hashes never merges two documents."""
     m = indptr.shape[0] - 1
     size = 1
-    while size < 2 * m:
+    while size < m + m // 2:
         size *= 2
     slot_key = np.zeros(size, dtype=np.uint64)
     slot_doc = np.full(size, -1, dtype=np.int32)
