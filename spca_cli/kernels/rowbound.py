@@ -341,8 +341,9 @@ def _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest, pvals, stored
 def _kth_largest(x, m):
     """The m-th largest entry of x (1 <= m <= x.size), the value np.partition(x, x.size - m)
     places at x.size - m: a quickselect on a copy (Hoare's partition about a median of three,
-    which splits runs of equal entries evenly). numba's np.partition took 10 s to compile in
-    every fresh process (a first run, each test worker); this takes well under one."""
+    which splits runs of equal entries evenly). numba's np.partition costs 10 s of compilation
+    in every fresh process without a cache (a first run, each test worker); this well under
+    one."""
     a = x.copy()
     target = a.size - m  # its place in increasing order
     lo, hi = 0, a.size - 1
@@ -493,10 +494,10 @@ def outside_columns(CT, hpos):
     return _outside_columns(CT, hpos, _OUTSIDE_BLOCK)
 
 
-# Words per block of :func:`_outside_columns`: a block's slice of every exact row is read in
-# turn, and its words' output lies together. Row by row over all words (one thread), the
-# 256 x 197,316 exact entries of a 1M-tweet corpus took 0.9 s, every row's writes spread over
-# the whole output.
+# Words per block of :func:`_outside_columns`, the threads' unit of work: a block's slice of
+# every exact row is read in turn and its words' output lies together, where a pass over each
+# row's whole length would spread its writes over all of the output (256 x 197,316 exact
+# entries of a 1M-tweet corpus: 0.55-0.6 s on two threads)
 _OUTSIDE_BLOCK = 256
 
 
