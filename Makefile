@@ -32,17 +32,8 @@ run: $(STAMP)
 # Two test processes fill the two cores, so numba's OpenMP threads wait for a core instead of
 # spinning for one (OMP_WAIT_POLICY=PASSIVE: a suite slice 74 s -> 47 s); runs of spca keep
 # OpenMP's default, which is faster on a quiet machine.
-# Before them, numba's cache is filled by two processes that compile different kernels (a
-# default run of the sample; the spannogram's, the largest, which that run needs late, and the
-# tokenizer's): the two workers would otherwise each compile the same kernels at their start
-# (a clean clone's suite 514 s, 338 s with the cache filled); with a filled cache this costs
-# one run of the sample.
-WARM_OTHERS = from spca_cli.solvers.spannogram import warm_up; warm_up(); \
-	from spca_cli.corpus.read import read_texts; read_texts(["cats and dogs", "dogs and cats"])
 test: $(STAMP)
 	$(BYTECODE)
-	$(BIN)/python -c '$(WARM_OTHERS)' & \
-	$(BIN)/spca topics data_samples/docword.kos-sample.txt.gz > /dev/null; wait
 	$(if $(SPCA_DATA),,$(if $(wildcard ../shared/data),SPCA_DATA=$(abspath ../shared/data))) OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
