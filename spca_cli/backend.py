@@ -112,6 +112,7 @@ class LocalBackend:
         self._csc = None
         self._binary = None
         self._distinct = None
+        self._cuts = {}  # threads -> where their runs of documents start (_document_cuts)
         self._columns = {}
         self._column_dtype = None
 
@@ -189,8 +190,9 @@ class LocalBackend:
                       max(1, _PRODUCT_BYTES // max(1, 8 * X.size)))
         if threads > 1:
             docs, copies = self._distinct_documents()
-            out = gram_block_product_parallel(*arrays, X, docs, copies,
-                                              self._document_cuts(threads, docs),
+            if threads not in self._cuts:  # (every product of the run splits them alike)
+                self._cuts[threads] = self._document_cuts(threads, docs)
+            out = gram_block_product_parallel(*arrays, X, docs, copies, self._cuts[threads],
                                               self._is_binary())
         else:
             out = gram_block_product(*arrays, X, self._is_binary())
