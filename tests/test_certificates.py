@@ -74,15 +74,16 @@ def test_row_bound_is_above_the_optimum(seed, k):
 
 @pytest.mark.parametrize("seed,k", CASES)
 def test_a_certificate_told_the_topic_found_stays_above_the_optimum(seed, k):
-    """``attained`` (the solver's value) only ends the work early: the bound stays >= OPT on every
-    view; told the optimum itself it needs no more weight steps than untold; told a worse
-    support's value it cannot stop early, so it gives the untold bound."""
+    """``attained`` (the solver's value) ends the work once the bound meets it, and keeps it
+    going while the least ratio says it still could: the bound stays >= OPT on every view;
+    told the optimum itself it ends at or below the untold bound; told a worse support's value
+    it cannot stop early, so it gives the untold bound."""
     for name, A in _views(seed):
         opt, support = _brute(A, k)
         untold = row_certificate(A, k).bound
         told = row_certificate(A, k, attained=opt).bound
         assert told.value >= opt * (1 - 1e-12), name
-        assert told.iterations <= untold.iterations, name
+        assert told.value <= untold.value * (1 + 1e-9), name
         D = A.to_dense()
         others = [I for I in combinations(np.flatnonzero(A.active()).tolist(), k)
                   if np.linalg.eigvalsh(D[np.ix_(I, I)])[-1] < opt * (1 - 1e-6)]

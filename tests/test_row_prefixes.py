@@ -8,7 +8,7 @@ import pytest
 
 from spca_cli.kernels.rowbound import (_node_bound, branch_and_bound_prefixed, node_bound,
                                       offdiag_top_sums, outside_columns, prefix_values,
-                                      restrict_outside_columns, row_prefixes)
+                                      perron_weights, restrict_outside_columns, row_prefixes)
 
 
 def _model(rng, n, h, *, ties, dtype):
@@ -404,3 +404,72 @@ def test_search_through_row_prefixes_finds_the_brute_force_optimum(seed):
         anytime = max(lower, stack_ub[:depth].max()) if depth else lower
         assert anytime >= opt * (1 - 1e-12)
     assert lower == pytest.approx(opt, rel=1e-12)
+
+
+def _dense_model_entries(CT, hpos, hrow, sqd):
+    """|A'| of the kernels' compact form as a dense array: exact where a row or a column is in
+    H, sqd_i sqd_j elsewhere."""
+    n = hpos.size
+    D = np.outer(sqd, sqd)
+    for p, i in enumerate(hrow):
+        D[i, :] = CT[p]
+        D[:, i] = CT[p]
+    return D
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("sorted_rows", [False, True])
+def test_top_sums_terms_are_the_words_and_entries_of_each_sum(seed, sorted_rows):
+    """Each row's terms (word, entry) sum, weighted, to the row's sum; each entry is the
+    model's |A'_ij| (exact, or Cauchy-Schwarz outside H); no word has weight 0 or is the row
+    itself; and the terms are the largest weighted entries of the row."""
+    rng = np.random.default_rng(seed)
+    n, h, count = 300, 40, 6
+    B = rng.poisson(0.3, (200, n)).astype(float)
+    A = B.T @ B
+    sqd = np.sqrt(np.diag(A))
+    hrow = np.sort(rng.choice(n, h, replace=False))
+    hpos = np.full(n, -1)
+    hpos[hrow] = np.arange(h)
+    CT = np.abs(A[hrow])
+    v = rng.random(n)
+    v[rng.choice(n, 20, replace=False)] = 0.0
+    prefixes = columns = None
+    if sorted_rows:
+        prefixes = (*row_prefixes(CT, 64)[:3],)
+        columns = outside_columns(CT, hpos)
+    sel = np.empty((n, count), dtype=np.int64)
+    coef = np.empty((n, count))
+    sums = offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes, columns, terms=(sel, coef))
+    D = _dense_model_entries(CT, hpos, hrow, sqd)
+    for i in range(n):
+        words = sel[i][sel[i] >= 0]
+        assert i not in words and np.all(v[words] > 0)
+        assert np.allclose(coef[i][sel[i] >= 0], D[i, words])
+        assert sums[i] == pytest.approx(float(np.sum(coef[i][sel[i] >= 0] * v[words])),
+                                        rel=1e-12, abs=1e-12)
+        weighted = np.delete(D[i] * v, i)
+        assert sums[i] == pytest.approx(float(np.sum(np.sort(weighted)[-count:])), rel=1e-12)
+
+
+def test_perron_weights_reach_the_perron_vector_of_the_fixed_map():
+    """The power iteration of a nonnegative map given as each row's terms ends on its Perron
+    vector (numpy's eigenvector of the same dense matrix), weights off the rows untouched."""
+    rng = np.random.default_rng(3)
+    n, c = 50, 4
+    sel = np.stack([rng.choice(np.delete(np.arange(n), i), c, replace=False) for i in range(n)])
+    coef = rng.random((n, c))
+    diag = rng.random(n) + 0.5
+    M = np.diag(diag)
+    for i in range(n):
+        M[i, sel[i]] += coef[i]
+    values, vectors = np.linalg.eig(M)
+    perron = np.abs(np.real(vectors[:, np.argmax(np.real(values))]))
+    w, steps = perron_weights(sel, coef, diag, np.ones(n), np.arange(n), 1e-12, 10_000)
+    assert steps < 10_000
+    assert np.allclose(w, perron / perron.max(), rtol=1e-8)
+    rows = np.arange(0, n, 2)
+    fixed = np.where(np.isin(np.arange(n), rows), 1.0, 7.0)
+    partial, _ = perron_weights(np.where(np.isin(sel, rows), sel, -1), coef, diag, fixed, rows,
+                                1e-9, 50)
+    assert np.all(partial[1::2] == 7.0)

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
-           "restrict_outside_columns", "row_prefixes", "star_rows", "star_values", "STAR_PREFIX", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
+           "restrict_outside_columns", "row_prefixes", "perron_weights", "star_rows", "star_values", "STAR_PREFIX", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
            "branch_and_bound", "branch_and_bound_prefixed"]
 
 
@@ -61,6 +61,62 @@ def heap_offer(heaps, row, size, value):
 
 
 @njit(cache=True)
+def heap_offer_at(heaps, idx, row, size, value, word):
+    """:func:`heap_offer` that keeps beside each value the word it came from (``idx``, the
+    same shape), so the sum's terms can be read back (:func:`offdiag_top_sums`' selection)."""
+    cap = heaps.shape[1]
+    if cap == 0:
+        return 0
+    if size < cap:
+        pos = size
+        heaps[row, pos] = value
+        idx[row, pos] = word
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if heaps[row, parent] <= heaps[row, pos]:
+                break
+            heaps[row, parent], heaps[row, pos] = heaps[row, pos], heaps[row, parent]
+            idx[row, parent], idx[row, pos] = idx[row, pos], idx[row, parent]
+            pos = parent
+        return size + 1
+    if value <= heaps[row, 0]:
+        return size
+    heaps[row, 0] = value
+    idx[row, 0] = word
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        if left >= cap:
+            break
+        small = left
+        if left + 1 < cap and heaps[row, left + 1] < heaps[row, left]:
+            small = left + 1
+        if heaps[row, pos] <= heaps[row, small]:
+            break
+        heaps[row, pos], heaps[row, small] = heaps[row, small], heaps[row, pos]
+        idx[row, pos], idx[row, small] = idx[row, small], idx[row, pos]
+        pos = small
+    return size
+
+
+@njit(cache=True)
+def _emit(heaps, idx, r, size, i, v, out, sel, coef):
+    """Row i's sum from heap r into ``out``, and when they are wanted (``sel`` has rows) its
+    terms: each word j of positive weight in ``sel`` and its entry, the term over v_j, in
+    ``coef`` (word -1: no term)."""
+    out[i] = heap_sum(heaps, r, size)
+    if sel.shape[0] > 0:
+        for t in range(sel.shape[1]):
+            sel[i, t] = -1
+            coef[i, t] = 0.0
+            if t < size:
+                j = idx[r, t]
+                if v[j] > 0.0:
+                    sel[i, t] = j
+                    coef[i, t] = heaps[r, t] / v[j]
+
+
+@njit(cache=True)
 def heap_sum(heaps, row, size):
     total = 0.0
     for t in range(size):
@@ -80,7 +136,8 @@ _LAZY = 128
 
 @njit(cache=True)
 def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, lo, hi,
-                   out, cptr, cq, cval, vmax_h, pvals, vorder, vrank, vcut, horder, hrank):
+                   out, cptr, cq, cval, vmax_h, pvals, vorder, vrank, vcut, horder, hrank, sel,
+                   coef):
     """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread).
 
     Each pass first computes a run of values and counts those above their heap's floor with no
@@ -98,6 +155,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
     h = CT.shape[0]
     B = hi - lo
     heaps = np.empty((B, count))
+    idx = np.empty((B, count), dtype=np.int64)  # the word of each heap value
     sizes = np.zeros(B, dtype=np.int64)
     # heaps[r, 0] once heap r is full: smaller values skip. Rows of H have their own pass below.
     floor = np.full(B, -np.inf)
@@ -119,10 +177,12 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             if taken == count:
                 break
             heaps[r, count - 1 - taken] = sqd[i] * g[j]
+            idx[r, count - 1 - taken] = j
             taken += 1
         if taken < count:
             for u in range(taken):
                 heaps[r, u] = heaps[r, count - taken + u]
+                idx[r, u] = idx[r, count - taken + u]
         sizes[r] = taken
         if sizes[r] == count:
             floor[r] = heaps[r, 0]
@@ -155,7 +215,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                         htaken[hrank[q]] = i
                         x = c * v[hrow[q]]
                         if x > f:
-                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                            sizes[r] = heap_offer_at(heaps, idx, r, sizes[r], x, hrow[q])
                             if sizes[r] == count:
                                 f = heaps[r, 0]
                     t += 1
@@ -174,7 +234,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                         read += 1
                         x = CT[q, i] * vlevel
                         if x > f:
-                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                            sizes[r] = heap_offer_at(heaps, idx, r, sizes[r], x, hrow[q])
                             if sizes[r] == count:
                                 f = heaps[r, 0]
                     s += 1
@@ -195,7 +255,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         if passing:
             for r in range(B):
                 if values[r] > floor[r]:
-                    sizes[r] = heap_offer(heaps, r, sizes[r], values[r])
+                    sizes[r] = heap_offer_at(heaps, idx, r, sizes[r], values[r], hrow[q])
                     if sizes[r] == count:
                         floor[r] = heaps[r, 0]
     prefixes = order.shape[1] > 0
@@ -210,16 +270,16 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
             # the prefix alone for its first _LAZY entries (all of them without a weights'
             # list), then beside the largest weights
             done, count_read = _row_by_prefix(CT, p, i, r, v, count, order, lengths, rest,
-                                              pvals, stored, vmax, heaps, sizes,
+                                              pvals, stored, vmax, heaps, idx, sizes,
                                               _LAZY if depth else lengths[p])
             read += count_read
             if not done and depth and _LAZY < lengths[p]:
                 done, count_read = _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest,
-                                                     pvals, stored, vmax, heaps, sizes, vorder,
+                                                     pvals, stored, vmax, heaps, idx, sizes, vorder,
                                                      vrank, vcut, taken, _LAZY)
                 read += count_read
             if done:
-                out[i] = heap_sum(heaps, r, sizes[r])
+                _emit(heaps, idx, r, sizes[r], i, v, out, sel, coef)
                 continue
             sizes[r] = 0  # undecided: the whole row, as below
         if p >= 0:
@@ -236,16 +296,16 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                     for j in range(c0, c1):
                         x = values[j - c0]
                         if x > f and j != i:
-                            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                            sizes[r] = heap_offer_at(heaps, idx, r, sizes[r], x, j)
                             if sizes[r] == count:
                                 f = heaps[r, 0]
-        out[i] = heap_sum(heaps, r, sizes[r])
+        _emit(heaps, idx, r, sizes[r], i, v, out, sel, coef)
     return read
 
 
 @njit(cache=True)
 def _row_by_prefix(CT, p, i, r, v, count, order, lengths, rest, pvals, stored, vmax, heaps,
-                   sizes, limit):
+                   idx, sizes, limit):
     """Row i (exact row p) of :func:`_top_sums_rows` from its largest entries (``order``), at
     most ``limit`` of them: once the heap is full, an entry times the largest weight at or below
     its floor ends the row, since every entry after it is smaller. Returns (decided, entries
@@ -261,7 +321,7 @@ def _row_by_prefix(CT, p, i, r, v, count, order, lengths, rest, pvals, stored, v
         c = pvals[p, t] if stored else CT[p, j]
         x = c * v[j]
         if x > f and j != i:
-            sizes[r] = heap_offer(heaps, r, sizes[r], x)
+            sizes[r] = heap_offer_at(heaps, idx, r, sizes[r], x, j)
             if sizes[r] == count:
                 f = heaps[r, 0]
         if sizes[r] == count and c * vmax <= f:
@@ -274,7 +334,7 @@ def _row_by_prefix(CT, p, i, r, v, count, order, lengths, rest, pvals, stored, v
 
 @njit(cache=True)
 def _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest, pvals, stored, vmax, heaps,
-                      sizes, vorder, vrank, vcut, taken, start):
+                      idx, sizes, vorder, vrank, vcut, taken, start):
     """Row i (exact row p) of :func:`_top_sums_rows` from two lists read side by side (Fagin's
     threshold algorithm): the row's largest entries (``order``, t of them read) and the
     largest weights (``vorder``, the same for every row, s of them read). An entry not read
@@ -307,7 +367,7 @@ def _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest, pvals, stored
                     taken[q] = i
                 x = c * v[j]
                 if x > f and j != i:
-                    sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                    sizes[r] = heap_offer_at(heaps, idx, r, sizes[r], x, j)
                     if sizes[r] == count:
                         f = heaps[r, 0]
             t += 1
@@ -325,7 +385,7 @@ def _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest, pvals, stored
                     read += 1
                     x = CT[p, j] * vlevel
                     if x > f and j != i:
-                        sizes[r] = heap_offer(heaps, r, sizes[r], x)
+                        sizes[r] = heap_offer_at(heaps, idx, r, sizes[r], x, j)
                         if sizes[r] == count:
                             f = heaps[r, 0]
                 s += 1
@@ -406,7 +466,7 @@ def _max_on(v, hrow):
 
 @njit(cache=True, parallel=True)
 def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, block, cptr, cq,
-                       cval, pvals):
+                       cval, pvals, sel, coef):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
@@ -419,13 +479,13 @@ def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, bloc
     for b in prange(n_blocks):
         reads[b] = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest,
                                   vmax, b * block, min(n, (b + 1) * block), out, cptr, cq, cval,
-                                  vmax_h, pvals, vorder, vrank, vcut, horder, hrank)
+                                  vmax_h, pvals, vorder, vrank, vcut, horder, hrank, sel, coef)
     return out, np.sum(reads)
 
 
 @njit(cache=True)
 def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq, cval,
-                     pvals):
+                     pvals, sel, coef):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
@@ -435,7 +495,7 @@ def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, 
     horder, hrank = _h_order(v, hrow, cptr.shape[0] > 0)
     read = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n,
                           out, cptr, cq, cval, _max_on(v, hrow), pvals, vorder, vrank, vcut,
-                          horder, hrank)
+                          horder, hrank, sel, coef)
     return out, float(read)
 
 
@@ -842,7 +902,8 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, o
 _PARALLEL_WORK = 1 << 16
 
 
-def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None, visited=None):
+def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None, visited=None,
+                     terms=None):
     """For every word i: the sum of the ``count`` largest of {|A'_ij| v_j : j != i}.
 
     Entries with i or j in H are exact; the others are replaced by sqd_i sqd_j >= |A'_ij|
@@ -851,10 +912,16 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None,
     :func:`row_prefixes`, let a row of H stop as soon as no later entry can enter its sum (the
     same values: only the order of their sum may differ). ``columns``, the rows outside H's
     :func:`outside_columns`, lets each of them stop likewise. ``visited``, an array of one
-    float, gains the number of entries of CT read. Shape (n,).
+    float, gains the number of entries of CT read. ``terms``, a pair of (n, count) arrays
+    (int64, float64), receives each sum's terms of positive weight: the word j and |A'_ij|
+    (sqd_i sqd_j for a Cauchy-Schwarz pair; word -1: no term). Shape (n,).
     """
     if count <= 0:
+        if terms is not None:
+            terms[0][:] = -1
         return np.zeros(hpos.shape[0])
+    if terms is None:
+        terms = (np.zeros((0, count), dtype=np.int64), np.zeros((0, count)))
     if prefixes is None:
         prefixes = (np.zeros((CT.shape[0], 0), dtype=np.int32),
                     np.zeros(CT.shape[0], dtype=np.int32), np.zeros(CT.shape[0]))
@@ -874,10 +941,10 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None,
         # (on one thread the team's launch is all the parallel kernel adds: a --by group's
         # calls took 1 ms there against 0.1 ms here)
         out, read = _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr,
-                                     cq, cval, pvals)
+                                     cq, cval, pvals, *terms)
     else:
         out, read = _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256,
-                                       cptr, cq, cval, pvals)
+                                       cptr, cq, cval, pvals, *terms)
     if visited is not None:
         visited[0] += read
     return out
@@ -1303,3 +1370,71 @@ def _sort_head(idx, val, n, prefix):
         idx[t] = top_cols[order[t]]
         val[t] = -top[order[t]]
     return head
+
+
+def perron_weights(sel, coef, diag, w, rows, rtol, max_steps):
+    """``(w, steps)``: the power iteration w <- M w / max(M w) on the words ``rows`` of the
+    nonnegative matrix M with M_ii = ``diag`` and M_ij = ``coef[i, t]`` at j = ``sel[i, t]``
+    (-1: no term), from ``w``, until the ratios (M w)_i / w_i lie within ``rtol`` of their
+    largest or after ``max_steps`` steps. Weights off ``rows`` stay as given (terms name rows'
+    words only). M is the weighted row-sum map with each row's terms held fixed (a linear
+    map), so a step is a pass over n (count + 1) entries instead of a search of each row for
+    its largest terms. Weights stay >= 1e-300."""
+    if rows.size * (sel.shape[1] + 1) >= _PARALLEL_WORK and numba.get_num_threads() > 1:
+        return _perron_parallel(sel, coef, diag, w, rows, rtol, max_steps)
+    return _perron_serial(sel, coef, diag, w, rows, rtol, max_steps)
+
+
+@njit(cache=True)
+def _perron_serial(sel, coef, diag, w, rows, rtol, max_steps):
+    w = w.copy()
+    y = np.empty(rows.size)
+    steps = 0
+    for steps in range(1, max_steps + 1):
+        high, low, top = 0.0, np.inf, 0.0
+        for q in range(rows.size):
+            i = rows[q]
+            s = diag[i] * w[i]
+            for t in range(sel.shape[1]):
+                j = sel[i, t]
+                if j >= 0:
+                    s += coef[i, t] * w[j]
+            y[q] = s
+            ratio = s / w[i]
+            high = max(high, ratio)
+            low = min(low, ratio)
+            top = max(top, s)
+        if top <= 0.0:
+            break
+        for q in range(rows.size):
+            w[rows[q]] = max(y[q] / top, 1e-300)
+        if high - low <= rtol * high:
+            break
+    return w, steps
+
+
+@njit(cache=True, parallel=True)
+def _perron_parallel(sel, coef, diag, w, rows, rtol, max_steps):
+    w = w.copy()
+    y = np.empty(rows.size)
+    ratios = np.empty(rows.size)
+    steps = 0
+    for steps in range(1, max_steps + 1):
+        for q in prange(rows.size):
+            i = rows[q]
+            s = diag[i] * w[i]
+            for t in range(sel.shape[1]):
+                j = sel[i, t]
+                if j >= 0:
+                    s += coef[i, t] * w[j]
+            y[q] = s
+            ratios[q] = s / w[i]
+        top = np.max(y)
+        high = np.max(ratios)
+        if top <= 0.0:
+            break
+        for q in prange(rows.size):
+            w[rows[q]] = max(y[q] / top, 1e-300)
+        if high - np.min(ratios) <= rtol * high:
+            break
+    return w, steps
