@@ -75,21 +75,24 @@ def test_row_bound_is_above_the_optimum(seed, k):
 @pytest.mark.parametrize("seed,k", CASES)
 def test_a_certificate_told_the_topic_found_stays_above_the_optimum(seed, k):
     """``attained`` (the solver's value) ends the work once the bound meets it, and keeps it
-    going while the least ratio says it still could: the bound stays >= OPT on every view;
-    told the optimum itself it ends at or below the untold bound; told a worse support's value
-    it cannot stop early, so it gives the untold bound."""
+    going while the least ratio says it still could: the bound stays >= OPT on every view.
+    Told the optimum itself, or a worse support's value (which it cannot stop at), it ends
+    within the iteration's tolerance of the untold bound or below it (the steps may differ:
+    plain ones while the value looks within reach, linearized ones untold)."""
     for name, A in _views(seed):
         opt, support = _brute(A, k)
         untold = row_certificate(A, k).bound
         told = row_certificate(A, k, attained=opt).bound
         assert told.value >= opt * (1 - 1e-12), name
-        assert told.value <= untold.value * (1 + 1e-9), name
+        assert told.value <= untold.value * (1 + 1e-5), name
         D = A.to_dense()
         others = [I for I in combinations(np.flatnonzero(A.active()).tolist(), k)
                   if np.linalg.eigvalsh(D[np.ix_(I, I)])[-1] < opt * (1 - 1e-6)]
         if others:
             worse = float(np.linalg.eigvalsh(D[np.ix_(others[0], others[0])])[-1])
-            assert row_certificate(A, k, attained=worse).bound.value == untold.value, name
+            told_worse = row_certificate(A, k, attained=worse).bound.value
+            assert told_worse >= opt * (1 - 1e-12), name
+            assert told_worse <= untold.value * (1 + 1e-5), name
 
 
 @pytest.mark.parametrize("seed", range(6))
