@@ -23,7 +23,7 @@ import sys
 
 from bench.bench_scale import _spawn
 
-REPEATS = 3
+REPEATS = 5
 TARGET = 1.0
 CERTIFIED = 0.99
 HERE = os.path.dirname(os.path.abspath(__file__))
