@@ -1011,7 +1011,8 @@ def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=No
     terms = model.new_terms(k - 1) if linearized else None
     stalled_at, since = np.inf, 0
     trail, settled = [], 0  # the best value after each step; steps the projection said "done"
-    linear_step, misses = False, 0  # (whether w came from a linearized step; those set aside)
+    # whether w came from a linearized step; such steps in a row that lowered nothing
+    linear_step, misses = False, 0
     for it in range(1, int(max_iter) + 1):
         T = diag * w + model.top_sums(w, k - 1, visited=read, terms=terms)
         best.entries = float(read[0])

@@ -1372,6 +1372,7 @@ def _sort_head(idx, val, n, prefix):
     return head
 
 
+@njit(cache=True)
 def perron_weights(sel, coef, diag, w, rows, rtol, max_steps):
     """``(w, steps)``: the power iteration w <- M w / max(M w) on the words ``rows`` of the
     nonnegative matrix M with M_ii = ``diag`` and M_ij = ``coef[i, t]`` at j = ``sel[i, t]``
@@ -1379,14 +1380,8 @@ def perron_weights(sel, coef, diag, w, rows, rtol, max_steps):
     largest or after ``max_steps`` steps. Weights off ``rows`` stay as given (terms name rows'
     words only). M is the weighted row-sum map with each row's terms held fixed (a linear
     map), so a step is a pass over n (count + 1) entries instead of a search of each row for
-    its largest terms. Weights stay >= 1e-300."""
-    if rows.size * (sel.shape[1] + 1) >= _PARALLEL_WORK and numba.get_num_threads() > 1:
-        return _perron_parallel(sel, coef, diag, w, rows, rtol, max_steps)
-    return _perron_serial(sel, coef, diag, w, rows, rtol, max_steps)
-
-
-@njit(cache=True)
-def _perron_serial(sel, coef, diag, w, rows, rtol, max_steps):
+    its largest terms. Weights stay >= 1e-300. (One thread: at 197,316 words two threads took
+    3.5 ms a step against 4.2, at 14,503 0.24 ms against 0.17.)"""
     w = w.copy()
     y = np.empty(rows.size)
     steps = 0
@@ -1409,32 +1404,5 @@ def _perron_serial(sel, coef, diag, w, rows, rtol, max_steps):
         for q in range(rows.size):
             w[rows[q]] = max(y[q] / top, 1e-300)
         if high - low <= rtol * high:
-            break
-    return w, steps
-
-
-@njit(cache=True, parallel=True)
-def _perron_parallel(sel, coef, diag, w, rows, rtol, max_steps):
-    w = w.copy()
-    y = np.empty(rows.size)
-    ratios = np.empty(rows.size)
-    steps = 0
-    for steps in range(1, max_steps + 1):
-        for q in prange(rows.size):
-            i = rows[q]
-            s = diag[i] * w[i]
-            for t in range(sel.shape[1]):
-                j = sel[i, t]
-                if j >= 0:
-                    s += coef[i, t] * w[j]
-            y[q] = s
-            ratios[q] = s / w[i]
-        top = np.max(y)
-        high = np.max(ratios)
-        if top <= 0.0:
-            break
-        for q in prange(rows.size):
-            w[rows[q]] = max(y[q] / top, 1e-300)
-        if high - np.min(ratios) <= rtol * high:
             break
     return w, steps
