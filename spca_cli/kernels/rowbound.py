@@ -19,70 +19,41 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["heap_offer", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
+__all__ = ["heap_offer_at", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
            "restrict_outside_columns", "row_prefixes", "perron_weights", "star_rows", "star_values", "STAR_PREFIX", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
            "branch_and_bound", "branch_and_bound_prefixed"]
 
 
 @njit(cache=True)
-def heap_offer(heaps, row, size, value):
-    """Offer ``value`` to the min-heap ``heaps[row]``, which keeps the ``heaps.shape[1]``
-    largest values offered; returns its new size. (A row index, not a row view: a view per
-    call costs more than the sift itself.)"""
-    cap = heaps.shape[1]
-    if cap == 0:
-        return 0
-    if size < cap:
-        pos = size
-        heaps[row, pos] = value
-        while pos > 0:
-            parent = (pos - 1) >> 1
-            if heaps[row, parent] <= heaps[row, pos]:
-                break
-            heaps[row, parent], heaps[row, pos] = heaps[row, pos], heaps[row, parent]
-            pos = parent
-        return size + 1
-    if value <= heaps[row, 0]:
-        return size
-    heaps[row, 0] = value
-    pos = 0
-    while True:
-        left = 2 * pos + 1
-        if left >= cap:
-            break
-        small = left
-        if left + 1 < cap and heaps[row, left + 1] < heaps[row, left]:
-            small = left + 1
-        if heaps[row, pos] <= heaps[row, small]:
-            break
-        heaps[row, pos], heaps[row, small] = heaps[row, small], heaps[row, pos]
-        pos = small
-    return size
-
-
-@njit(cache=True)
 def heap_offer_at(heaps, idx, row, size, value, word):
-    """:func:`heap_offer` that keeps beside each value the word it came from (``idx``, the
-    same shape), so the sum's terms can be read back (:func:`offdiag_top_sums`' selection)."""
+    """Offer ``value`` to the min-heap ``heaps[row]``, which keeps the ``heaps.shape[1]``
+    largest values offered, and keep beside each value the word it came from in ``idx`` (the
+    same shape; an array without rows keeps none), so a sum's terms can be read back
+    (:func:`offdiag_top_sums`' ``terms``); returns the heap's new size. (A row index, not a
+    row view: a view per call costs more than the sift itself.)"""
+    keep = idx.shape[0] > 0
     cap = heaps.shape[1]
     if cap == 0:
         return 0
     if size < cap:
         pos = size
         heaps[row, pos] = value
-        idx[row, pos] = word
+        if keep:
+            idx[row, pos] = word
         while pos > 0:
             parent = (pos - 1) >> 1
             if heaps[row, parent] <= heaps[row, pos]:
                 break
             heaps[row, parent], heaps[row, pos] = heaps[row, pos], heaps[row, parent]
-            idx[row, parent], idx[row, pos] = idx[row, pos], idx[row, parent]
+            if keep:
+                idx[row, parent], idx[row, pos] = idx[row, pos], idx[row, parent]
             pos = parent
         return size + 1
     if value <= heaps[row, 0]:
         return size
     heaps[row, 0] = value
-    idx[row, 0] = word
+    if keep:
+        idx[row, 0] = word
     pos = 0
     while True:
         left = 2 * pos + 1
@@ -94,7 +65,8 @@ def heap_offer_at(heaps, idx, row, size, value, word):
         if heaps[row, pos] <= heaps[row, small]:
             break
         heaps[row, pos], heaps[row, small] = heaps[row, small], heaps[row, pos]
-        idx[row, pos], idx[row, small] = idx[row, small], idx[row, pos]
+        if keep:
+            idx[row, pos], idx[row, small] = idx[row, small], idx[row, pos]
         pos = small
     return size
 
@@ -842,6 +814,7 @@ def top_square_sums(CT, hpos, hrow, d, count, prefixes=None, columns=None):
 def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, out):
     n = hpos.shape[0]
     h = CT.shape[0]
+    no_words = np.empty((0, 0), dtype=np.int64)  # (never written: no words kept)
     for i in prange(n):
         heap = np.empty((1, count))
         size = 0
@@ -856,7 +829,7 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, o
                         # (squared in float64: a float32 entry squared in float32 rounds, down
                         # as often as up, and 4097^2 came out below the bound's true value)
                         x = np.float64(CT[p, j])
-                        size = heap_offer(heap, 0, size, x * x)
+                        size = heap_offer_at(heap, no_words, 0, size, x * x, -1)
                         if size == count:
                             done = True
                             break
@@ -868,7 +841,7 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, o
                 for j in range(n):
                     if j != i:
                         x = np.float64(CT[p, j])
-                        size = heap_offer(heap, 0, size, x * x)
+                        size = heap_offer_at(heap, no_words, 0, size, x * x, -1)
         else:
             taken = 0
             for t in range(top.shape[0]):
@@ -877,18 +850,18 @@ def _square_sums(CT, hpos, d, g, top, count, order, lengths, rest, cptr, cval, o
                     continue
                 if taken == count:
                     break
-                size = heap_offer(heap, 0, size, d[i] * d[j])
+                size = heap_offer_at(heap, no_words, 0, size, d[i] * d[j], -1)
                 taken += 1
             if cptr.shape[0] > 0:
                 for t in range(cptr[i], cptr[i + 1]):
                     x = np.float64(cval[t])
                     if size == count and x * x <= heap[0, 0]:
                         break  # the entries after it are smaller
-                    size = heap_offer(heap, 0, size, x * x)
+                    size = heap_offer_at(heap, no_words, 0, size, x * x, -1)
             else:
                 for q in range(h):
                     x = np.float64(CT[q, i])
-                    size = heap_offer(heap, 0, size, x * x)
+                    size = heap_offer_at(heap, no_words, 0, size, x * x, -1)
         out[i] = heap_sum(heap, 0, size)
 
 
@@ -1038,6 +1011,7 @@ def _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T):
     length = order.shape[1]
     taken = np.full(nR, -1, dtype=np.int64)  # the row that read the word at place q first
     heap = np.empty((1, max(slots, 1)))
+    no_words = np.empty((0, 0), dtype=np.int64)
     read = 0
     for a in range(nF + nR):
         i = F[a] if a < nF else R[a - nF]
@@ -1070,7 +1044,7 @@ def _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T):
                         taken[q] = i
                         x = c * w[j]
                         if x > f:
-                            size = heap_offer(hp, 0, size, x)
+                            size = heap_offer_at(hp, no_words, 0, size, x, -1)
                             if size == cap:
                                 f = hp[0, 0]
                     if clevel == 0.0 or (size == cap and clevel * vlevel <= f):
@@ -1081,7 +1055,7 @@ def _node_rows(B, F, R, slots, w, order, rest, pvals, vorder, vrank, T):
                     read += 1
                     x = B[i, j] * w[j]
                     if x > f:
-                        size = heap_offer(hp, 0, size, x)
+                        size = heap_offer_at(hp, no_words, 0, size, x, -1)
                         if size == cap:
                             f = hp[0, 0]
                 vlevel = w[vorder[s]] if s < nR else 0.0
