@@ -13,6 +13,8 @@ from spca_cli.cli import cli
 
 
 def test_bar_only_on_a_terminal(monkeypatch):
+    # (pytest's stderr is no terminal; FORCE_COLOR makes rich, here the console below, decide)
+    monkeypatch.setenv("FORCE_COLOR", "1")
     screen = io.StringIO()
     monkeypatch.setattr(progress, "stderr_console",
                         lambda: Console(file=screen, force_terminal=True, width=80))
@@ -28,6 +30,7 @@ def test_bar_only_on_a_terminal(monkeypatch):
 
 
 def test_not_a_terminal_means_no_bar(monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")  # (rich decides: the console below says no)
     monkeypatch.setattr(progress, "stderr_console",
                         lambda: Console(file=io.StringIO(), force_terminal=False))
     with progress.byte_progress(1000, "Reading") as advance:
@@ -43,3 +46,33 @@ def test_cli_output_stays_clean_when_stderr_is_a_pipe(tmp_path):
     assert result.exit_code == 0
     assert result.stderr == ""  # no bar, no spinner: stderr is not a terminal here
     assert json.loads(result.stdout)["documents"] == 3
+
+
+def test_a_run_into_a_file_with_stderr_in_a_pipe_imports_neither_rich_nor_scipy_io(tmp_path):
+    """A stderr that is no terminal draws nothing, and is told so without importing rich (35 ms
+    of a cron run's start); a JSON report needs no rich and a UCI corpus no scipy.io. With
+    FORCE_COLOR, rich is asked, as it would draw on a pipe then."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    code = ("import sys\nfrom spca_cli.cli import cli\n"
+            "try:\n    cli(['topics', sys.argv[1], '--format', 'json', '-o', sys.argv[2]])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted({m.split('.')[0] if m.startswith('rich') else m for m in sys.modules\n"
+            "              if m.startswith(('rich', 'scipy.io'))}), file=sys.__stdout__)")
+    sample = str(REPO / "data_samples" / "docword.kos-sample.txt.gz")
+    report = tmp_path / "topics.json"
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    plain = subprocess.run([sys.executable, "-c", code, sample, str(report)], env=env,
+                           capture_output=True, text=True, check=True)
+    assert plain.stdout.strip().splitlines()[-1] == "[]", plain.stderr
+    assert plain.stderr == ""
+    assert len(json.loads(report.read_text())["components"]) == 5
+    forced = subprocess.run([sys.executable, "-c", code, sample, str(report)],
+                            env={**env, "FORCE_COLOR": "1"}, capture_output=True, text=True,
+                            check=True)
+    assert forced.stdout.strip().splitlines()[-1] == "['rich']", forced.stderr

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import scipy.io
 import scipy.linalg
 import scipy.sparse as sp
 
@@ -152,6 +151,8 @@ def read_mtx(path, labels=None):
     would overflow float64 (:func:`check_gram_range`).
     """
     check_file(path)
+    import scipy.io  # (here: 23 ms of every run's start otherwise, and only MatrixMarket needs it)
+
     try:
         M = scipy.io.mmread(path)
     except (ValueError, OSError, IndexError, TypeError) as exc:
