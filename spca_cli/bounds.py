@@ -243,10 +243,9 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=Non
         start = None
         if weights is not None:
             start = weights if prior is None else np.interp(model.words, prior.words, weights)
-        # a cold start takes linearized steps (a warm one is near its end already: remove
-        # deflation's later topics of 1M tweets are proved in 4 plain steps); they land near
-        # the least U in a few steps, and a tenth of the tolerance costs a step or two more
-        # and leaves no certificate below where the plain steps left it (the four real
+        # a cold start takes linearized steps (warm weights are near their end already); they
+        # land near the least U in a few steps, and a tenth of the tolerance costs a step or
+        # two more and leaves no certificate below where the plain steps left it (the four real
         # corpora's default topics). Not with totals: their sum of ratios is K U at equal ratios
         linear = start is None and not totals
         result = weighted_row_bound(model, k, totals=totals, start=start, attained=attained,
