@@ -152,6 +152,8 @@ def test_the_status_line_shows_what_the_search_says_on_a_terminal_only(monkeypat
 
     import spca_cli.progress as progress_module
 
+    # (pytest's stderr is no terminal; FORCE_COLOR makes rich, here the console below, decide)
+    monkeypatch.setenv("FORCE_COLOR", "1")
     screen = io.StringIO()
     monkeypatch.setattr(progress_module, "stderr_console",
                         lambda: Console(file=screen, force_terminal=True, width=200))
