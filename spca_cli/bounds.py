@@ -687,7 +687,6 @@ class RowModel:
         self._prefix_values = None if prefixes is None else prefixes[3]
         self._worth_prefixes = None  # (whether prefixes repay their sort: decided on first use)
         self._columns = None
-        self._rows = None  # (every row: what fixed_terms_weights iterates on)
 
     @classmethod
     def of(cls, A, *, exact_rows=512, words=None):
@@ -777,9 +776,7 @@ class RowModel:
         vector of the row-sum map with each row's terms fixed to ``terms`` (a linear map;
         :func:`~spca_cli.kernels.rowbound.perron_weights`), stopping once its ratios lie
         within ``rtol``."""
-        if self._rows is None:
-            self._rows = np.arange(self.size)
-        return perron_weights(*terms, self.diag, start, self._rows, rtol, steps)[0]
+        return perron_weights(*terms, self.diag, start, np.arange(self.size), rtol, steps)[0]
 
     def _stored_prefixes(self):
         """:attr:`prefixes` with their values in order (read in sequence by the kernel)."""
@@ -1042,26 +1039,23 @@ def weighted_row_bound(model, k, *, max_iter=200, rtol=1e-6, totals=(), start=No
             T = best.ratios * best.weights
             w = np.maximum(T / T.max(), 1e-300)
             continue
-        if misses:
-            # (policy iteration raises the fixed maps' Perron roots, not U, at every step:
-            # a step that lowered nothing is neither a gain nor a stall)
-            w = model.fixed_terms_weights(terms, np.maximum(T / T.max(), 1e-300),
-                                          _inner_rtol(rtol, low, ratios), _INNER_STEPS)
-            continue
-        trail.append(best.value)
-        gain = _projected_gain(trail)
-        if gain <= 0.5 * rtol * best.value:
-            settled += 1
-            if settled >= 2:  # twice in a row: what is left to gain is below rtol
-                break
-        else:
-            settled = 0
-        if U < stalled_at * (1.0 - _STALL_GAIN):
-            stalled_at, since = U, 0
-        else:
-            since += 1
-            if since >= _STALL:  # a reducible |A'| may never equalise its ratios
-                break
+        # (policy iteration raises the fixed maps' Perron roots, not U, at every step: a
+        # linearized step that lowered nothing is neither a gain nor a stall)
+        if not misses:
+            trail.append(best.value)
+            gain = _projected_gain(trail)
+            if gain <= 0.5 * rtol * best.value:
+                settled += 1
+                if settled >= 2:  # twice in a row: what is left to gain is below rtol
+                    break
+            else:
+                settled = 0
+            if U < stalled_at * (1.0 - _STALL_GAIN):
+                stalled_at, since = U, 0
+            else:
+                since += 1
+                if since >= _STALL:  # a reducible |A'| may never equalise its ratios
+                    break
         w = np.maximum(T / T.max(), 1e-300)
         # with a value to prove, plain steps while they are projected to end within
         # _SETTLES_ABOVE of it (remove deflation's later topics of 1M tweets: 7e-8 above in 4

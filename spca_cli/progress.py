@@ -23,9 +23,10 @@ def stderr_console():
 
 def _drawing_console(quiet):
     """The console of stderr when something is drawn there (not ``quiet``, and rich takes
-    stderr for a terminal), else None. A stderr that is no terminal and that rich is not told
-    to take for one (``TTY_COMPATIBLE=1`` or a non-empty ``FORCE_COLOR``, its only reasons to)
-    is answered without importing rich: 35 ms of every run into a file, a pipe or cron."""
+    stderr for a terminal), else None. A stderr that is no terminal, with neither
+    ``TTY_COMPATIBLE`` nor ``FORCE_COLOR`` set (rich's only reasons to take such a stream for
+    a terminal: with either, rich decides), is answered without importing rich: 35 ms of
+    every run into a file, a pipe or cron."""
     if quiet:
         return None
     forced = (os.environ.get("TTY_COMPATIBLE", "") != "" or

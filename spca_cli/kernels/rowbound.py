@@ -890,8 +890,6 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None,
     (sqd_i sqd_j for a Cauchy-Schwarz pair; word -1: no term). Shape (n,).
     """
     if count <= 0:
-        if terms is not None:
-            terms[0][:] = -1
         return np.zeros(hpos.shape[0])
     if terms is None:
         terms = (np.zeros((0, count), dtype=np.int64), np.zeros((0, count)))
