@@ -576,6 +576,13 @@ def _enumerate(runner, Vc, norms, cum_words, d, k, signed, tol, eliminate, deadl
     return result, m, total_points, not result["truncated"]
 
 
+def _window_floor(value):
+    """The least value within ``_WINDOW`` of ``value``, below it whatever its sign: a view made
+    zero by projection scores its candidates at rounding's size, some below zero, where
+    ``value * (1 - _WINDOW)`` lies above ``value`` and left no candidate to return."""
+    return value * (1 - _WINDOW) if value >= 0 else value * (1 + _WINDOW)
+
+
 def _best_candidate(A, result, word_order, k, gap, lam1):
     """Score the candidates that can still win on A' itself (Algorithm 1's last step).
 
@@ -586,7 +593,7 @@ def _best_candidate(A, result, word_order, k, gap, lam1):
     _, first = np.unique(hsh, return_index=True)
     pos, val = pos[first], val[first]
     opt_d = float(val.max())
-    keep = val >= (opt_d - 1e-9 * abs(opt_d)) * (1 - _WINDOW) - gap
+    keep = val >= _window_floor(opt_d - 1e-9 * abs(opt_d)) - gap
     pos, val = pos[keep], val[keep]
     order = np.argsort(-val, kind="stable")
     pos, val = pos[order], val[order]
@@ -599,7 +606,7 @@ def _best_candidate(A, result, word_order, k, gap, lam1):
     scored = 0
     batch = 512
     for s0 in range(0, len(val), batch):
-        if val[s0] + gap < best * (1 - _WINDOW) - 1e-12 * lam1:
+        if val[s0] + gap < _window_floor(best) - 1e-12 * lam1:
             break  # sorted: no later candidate can come within the window of the best
         P = pos[s0:s0 + batch]
         sub = dense[P[:, :, None], P[:, None, :]]
@@ -607,7 +614,7 @@ def _best_candidate(A, result, word_order, k, gap, lam1):
         scores[s0:s0 + len(P)] = sc
         scored += len(P)
         best = max(best, float(sc.max()))
-    finalists = np.flatnonzero(scores >= best * (1 - _WINDOW) - 1e-12 * lam1)
+    finalists = np.flatnonzero(scores >= _window_floor(best) - 1e-12 * lam1)
     # re-score the finalists on A'[I, I] in sorted word order, so the winner does not depend on
     # how the surviving block was laid out (elimination on or off)
     best_key = None
