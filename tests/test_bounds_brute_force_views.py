@@ -62,9 +62,10 @@ FIXED = {
     # LAPACK's subset eigh raised "Internal Error" in the coordinate start (entries 1e-6 to
     # 2e8, a repeated eigenvalue): a LinAlgError
     (4346, True): {},
-    # a rank-1 matrix under projection deflation: the second view is zero, the spannogram (auto's
-    # first topic) scored its candidates at rounding's size, the best below zero, and its window
-    # (best * (1 - 1e-10), above a negative best) kept none of them: a TypeError
+    # a rank-1 matrix under projection deflation: once two topics took its variance the view is
+    # zero, the spannogram (auto's first topic there) scored its candidates at rounding's size,
+    # the best below zero, and its window (best * (1 - 1e-10), above a negative best) kept none
+    # of them: a TypeError
     (36085, False): {},
 }
 
