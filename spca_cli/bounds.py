@@ -25,7 +25,7 @@ import numpy as np
 from spca_cli.kernels.rowbound import (PREFIX, STAR_PREFIX, gather_rows, offdiag_top_sums,
                                       outside_columns, perron_weights, prefix_values,
                                       restrict_outside_columns, restrict_prefixes, row_prefixes,
-                                      star_rows, star_values)
+                                      star_descent, star_rescale, star_rows, star_values)
 
 __all__ = ["single_bounds", "total_bounds", "star_total_bound", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
@@ -376,27 +376,33 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
     if row is not None and K in row.totals:
         out.append((row.totals[K], f"{ROW_BOUND_SOURCE} ({K} largest ratios)"))
     if model is not None and K >= 2:
-        out.append((star_total_bound(model, k, K, lower=lower), STAR_SOURCE))
+        out.append((star_total_bound(model, k, K, lower=lower, A=A), STAR_SOURCE))
     return out
 
 
-#: Words a disjoint-stars bound (:func:`star_total_bound`) prices first, and the entries of
-#: |A'| their rows may read at most (candidates x words: 400 x 14,543 on the fortunes).
+#: Words a disjoint-stars bound (:func:`star_total_bound`) prices (its candidates): this
+#: many at least while their rows read at most _STAR_ENTRIES entries of |A'|, and as many as
+#: _STAR_WIDE_ENTRIES allow (candidates x words: 400 x 14,543 on the fortunes, 816 x 5,135 on
+#: the KOS sample).
 STAR_ROWS = 400
-_STAR_ENTRIES = 1 << 23
-#: Subgradient steps of the prices at most; they stop after _STAR_PATIENCE steps that did not
-#: lower the bound by _STAR_GAIN.
+_STAR_ENTRIES, _STAR_WIDE_ENTRIES = 1 << 23, 1 << 22
+#: Subgradient steps of the prices at the first weights at most; they stop after
+#: _STAR_PATIENCE steps that did not lower the bound by _STAR_GAIN.
 _STAR_STEPS = 60
 _STAR_PATIENCE, _STAR_GAIN = 10, 1e-4
-#: While the largest ratio outside the candidates is among the K terms of the best bound, the
-#: candidates grow this many times over, while they read at most _STAR_GROW_ENTRIES entries,
-#: for a weighting whose bound is within _STAR_GROW_WITHIN of the best; the prices go on from
-#: where they were
-_STAR_GROWTH, _STAR_GROW_ENTRIES, _STAR_GROW_WITHIN = 2, 1 << 22, 1.25
+#: Joint steps of the prices and the candidates' log-weights after those, the log-weights'
+#: step _STAR_TILT / sqrt(step + 1) long; every _STAR_RECOUNT steps the candidates' rows and
+#: the ratios outside them are computed again at the new weights, and the _STAR_TRACKED * K
+#: largest of those ratios follow the weights between. On the KOS sample, KOS, the fortunes
+#: and the airline tweets these certify 0.919, 0.914, 0.934 and 0.953 of the default set in
+#: 0.12-0.2 s; every 40 steps 0.919, 0.915, 0.926, 0.953 in 0.22-0.31 s; 200 steps of 1.0
+#: every 50: 0.907-0.948.
+_STAR_REWEIGH_STEPS, _STAR_TILT, _STAR_RECOUNT, _STAR_TRACKED = 300, 0.8, 75, 4
 STAR_SOURCE = "weighted row sums of disjoint supports"
 
 
-def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps=_STAR_STEPS):
+def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
+                     steps=_STAR_STEPS, reweigh_steps=_STAR_REWEIGH_STEPS):
     """An upper bound on max sum_j lambda_max(A'[T_j, T_j]) over K = ``n_components`` disjoint
     supports of at most k words, from the weighted row sums of ``model`` (:class:`RowModel`,
     its Cauchy-Schwarz pairs included) and the supports' disjointness.
@@ -410,26 +416,29 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
     For prices pi >= 0 on the words, adding sum_l pi_l (1 - uses_l) >= 0 and dropping "no word
     used twice" (a Lagrangian relaxation) bounds that packing by
 
-        L(pi) = sum_l pi_l + (the K largest over words i of v_i(pi)),
-        v_i(pi) = |A'_ii| - pi_i + (the k - 1 largest positive P_il - pi_l, l != i),
+        L(w, pi) = sum_l pi_l + (the K largest over words i of v_i(w, pi)),
+        v_i(w, pi) = |A'_ii| - pi_i + (the k - 1 largest positive P_il - pi_l, l != i),
         P_il = |A'_il| w_l / w_i.
 
-    L(0) is the sum of the K largest ratios; the prices are lowered by a projected subgradient
-    step (Polyak's, towards ``lower``, a total some set attains) on the ``rows`` words of
-    largest ratio, the candidates; every other word keeps pi = 0 and has v_i(pi) <= v_i(0) <=
-    the largest ratio outside the candidates, which enters as K copies. Where those copies are
-    among the K terms of the best L, the candidates grow (:data:`_STAR_GROWTH`) and the
-    prices go on: on the KOS sample 400 candidates certified 0.816 of the default set and 800
-    certify 0.852 (KOS 0.823 -> 0.841 at 607; 1,600 give 0.872 on the sample, 0.2 s where 800
-    take 0.07 s). The smallest L seen, with the rounding slack of the row bound, is returned
-    (inf for an empty model).
+    With u = log w, every P_il - pi_l is convex in (u, pi), and so are their positive parts,
+    the sums of the largest of them and L: one convex function of the prices and the
+    log-weights, any point of which is a bound. The words of largest ratio at w = sqrt(A'_ii)
+    are the candidates (:data:`STAR_ROWS` and more, or ``rows`` of them); every other word
+    keeps pi = 0 and its weight, and has v_i <= its ratio, so the K largest ratios outside the
+    candidates stand in for them. First the candidates' prices descend at these weights (projected
+    subgradient steps, Polyak's, towards ``lower``, a total some set attains); then the prices
+    and the candidates' log-weights descend together (:data:`_STAR_REWEIGH_STEPS`). The
+    candidates' weights move the ratios outside them, which are computed again every
+    :data:`_STAR_RECOUNT` steps (and at the best point seen, before its L counts); the words
+    they lift among the K terms become candidates. On the KOS sample the prices alone certify
+    0.852 of the default set, with the weights 0.919 (KOS 0.841 -> 0.915, the fortunes
+    0.815 -> 0.926).
 
-    Any w gives a bound; two are tried and the smaller bound kept: w = sqrt(A'_ii + eps), and
-    one step of the weight iteration from it, w <- T(w) / max T(w). On KOS and the KOS sample
-    the first is sharper (0.82 of the default set, against 0.46-0.47), on the fortunes the
-    second (0.88 against 0.81). Further steps lose on all three: towards the
-    certificate's own weights, which equalise every ratio (each is then the single bound, and
-    L(0) is K times it).
+    Candidates without exact rows read Cauchy-Schwarz pairs, which no weights make sharp:
+    given the :class:`~spca_cli.matrix.Gram` view ``A``, a model with fewer exact rows than
+    candidates is formed again with as many (the fortunes: 0.887 with 256 exact rows, 0.926
+    with 400). The smallest L computed, with the rounding slack of the row bound, is returned
+    (inf for an empty model).
     """
     K, k = int(n_components), int(k)
     m = model.size
@@ -437,101 +446,225 @@ def star_total_bound(model, k, n_components, *, lower=0.0, rows=STAR_ROWS, steps
         return 0.0 if m == 0 else np.inf
     if model.CT is None:  # (a model consumed by an in-place restriction)
         return np.inf
-    first = min(m, max(K, min(int(rows), _STAR_ENTRIES // m)))
-    most = min(m, max(first, _STAR_GROW_ENTRIES // m))
-    runs = []
+    count = min(m, max(K, min(STAR_ROWS, _STAR_ENTRIES // m), _STAR_WIDE_ENTRIES // m)
+                if rows is None else min(m, max(K, int(rows))))
+    if A is not None and model.hrow.size < count and _mostly_zero(model.CT):
+        model = RowModel.of(A, exact_rows=count, words=model.words, sorted_reads=False)
     w = np.maximum(model.sqd / max(float(model.sqd.max()), 1e-300), 1e-300)
-    for _ in range(2):  # w, then one step of the weight iteration from it
-        T = np.abs(model.diag) * w + model.top_sums(w, k - 1)
-        ratios = T / w
-        runs.append((w, ratios, *_priced_stars(model, k, K, w, ratios, lower, first, steps)))
-        w = np.maximum(T / max(float(T.max()), 1e-300), 1e-300)
-    best = min(run[2] for run in runs)
-    for w, ratios, value, prices, binding in runs:
-        count = first
-        while binding and count < most and value <= best * _STAR_GROW_WITHIN:
-            count = min(most, count * _STAR_GROWTH)
-            more, prices, binding = _priced_stars(model, k, K, w, ratios, lower, count, steps,
-                                                  prices)
-            value = min(value, more)
-            best = min(best, value)
+    ratios = _ratios(model, w, k)
+    stars = _Stars(model, k, K, w, ratios, lower, np.argsort(-ratios, kind="stable")[:count])
+    best, prices = stars.descend(np.zeros(m), steps)
+    if reweigh_steps > 0 and count > K:
+        best = min(best, _reweighed(stars, prices, reweigh_steps))
     return best
 
 
-def _priced_stars(model, k, K, w, ratios, lower, count, steps, prices=None):
-    """:func:`star_total_bound` at the weights ``w`` (``ratios``: T(w) / w) with the ``count``
-    words of largest ratio as candidates, their prices starting from ``prices`` (on the
-    model's words) or 0. Returns ``(value, prices, binding)``: the smallest L seen, the prices
-    that gave it (on the model's words, 0 off the candidates), and whether the K copies of the
-    largest ratio outside the candidates were among its K largest terms."""
-    m = model.size
-    cand = np.sort(np.argsort(-ratios, kind="stable")[:count])
-    outside = np.ones(m, dtype=bool)
-    outside[cand] = False
-    # (with every word a candidate, the K copies stand for topics without an anchor: worth 0)
-    cut = float(ratios[outside].max()) if outside.any() else 0.0
-    # the candidates' rows, split into the priced partners (the candidates) and the k - 1
-    # largest of the others, which never carry a price
-    slot = np.full(m, -1, dtype=np.int64)
-    slot[cand] = np.arange(count)
-    # (the positive entries alone, each row's largest first: a price only lowers an entry, and
-    # a row's read stops where no later entry can enter its sum)
-    near_idx = np.empty((count, count), dtype=np.int64)
-    near_val = np.empty((count, count))
-    lengths = np.empty(count, dtype=np.int64)
-    heads = np.empty(count, dtype=np.int64)
-    far_top = np.zeros((count, max(k - 1, 0) if count < m else 0))
-    # the words outside the candidates a row without exact entries reads: the exact rows, and
-    # of the others the largest sqd_l w_l, twice what far_top holds (so that rounding of the
-    # products cannot reorder them past it)
-    far = slot < 0
-    h_far = np.flatnonzero(far & (model.hpos >= 0)).astype(np.int64)
-    others = np.flatnonzero(far & (model.hpos < 0))
-    g = model.sqd[others] * w[others]
-    keep = min(others.size, 2 * far_top.shape[1] + 2)
-    cs_far = others[np.argpartition(-g, keep - 1)[:keep]] if keep else others[:0]
-    star_rows(model.CT, model.hpos, model.sqd, w, cand.astype(np.int64), slot, STAR_PREFIX,
-              near_idx, near_val, lengths, heads, far_top, h_far, cs_far.astype(np.int64))
-    base = np.abs(model.diag[cand])
-    take = max(k - 1, 0)
-    pi = np.zeros(count) if prices is None else prices[cand].copy()
-    best_pi, binding = pi, False
-    values = np.empty(count)
-    partners = np.empty((count, max(take, 1)), dtype=np.int64)
-    slack = 1.0 + _ROUNDING * (K * k + count)
-    best = np.inf
-    theta = 1.0
-    since = 0  # steps since the best fell by _STAR_GAIN
-    for _ in range(max(int(steps), 1)):
-        star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, values,
-                    partners)
-        pool = np.concatenate([values, np.full(K, cut)])
-        chosen = np.argpartition(-pool, K - 1)[:K]
-        total = (float(pi.sum()) + float(pool[chosen].sum())) * slack
-        since = 0 if total < best * (1.0 - _STAR_GAIN) else since + 1
-        if total < best:
-            best, best_pi, binding = total, pi, bool(np.any(chosen >= count))
-        elif total > best * (1.0 + 1e-3):
-            theta *= 0.7
-            if theta < 1e-3:
-                break
-        if since >= _STAR_PATIENCE:
+def _mostly_zero(CT):
+    """Whether at most :data:`_SPARSE_SHARE` of the exact rows' entries are nonzero: short
+    texts, where a pair outside them lies far below its Cauchy-Schwarz bound (the nine largest
+    entries of an exact row: 0.07-0.10 of their bounds on average on the airline tweets and the
+    fortunes, whose rows are 13-15% nonzero; 0.26-0.42 on KOS and the KOS sample, 32-78%)."""
+    return CT.size > 0 and np.count_nonzero(CT) <= _SPARSE_SHARE * CT.size
+
+
+def _ratios(model, w, k):
+    """Every word's row-sum ratio T(w)_i / w_i on ``model``."""
+    return np.abs(model.diag) + model.top_sums(w, k - 1) / w
+
+
+def _reweighed(stars, prices, steps):
+    """The smallest L of :func:`star_total_bound` over ``steps`` joint subgradient steps of the
+    candidates' prices (from ``prices``, on the model's words) and log-weights (from those of
+    ``stars``, which move), each L with the ratios outside the candidates as they are at its
+    weights."""
+    model, k, K = stars.model, stars.k, stars.K
+    pi = prices[stars.cand].copy()
+    scale = np.ones(stars.cand.size)
+    best, seen, best_at = np.inf, np.inf, None
+    for first in range(0, int(steps), _STAR_RECOUNT):
+        # the candidates' rows read again at these weights (a row's read stops sooner when its
+        # head is sorted at the weights it is priced at), and the ratios outside them: L as it
+        # is, and the words those ratios lift among its K terms join the candidates (at their
+        # weight and no price)
+        stars.rescale(scale)
+        outside = _OutsideStars(stars)
+        total, chosen = stars.bound(pi, outside.exact)
+        best = min(best, total)
+        lifted = outside.words[chosen[chosen >= stars.cand.size] - stars.cand.size]
+        lifted = lifted[lifted >= 0]
+        if lifted.size:
+            on_words = np.zeros(model.size)
+            on_words[stars.cand] = pi
+            stars = _Stars(model, k, K, stars.w, outside.ratios, stars.lower,
+                           np.concatenate([stars.cand, lifted]))
+            pi = on_words[stars.cand]
+            outside = _OutsideStars(stars)
+            best = min(best, stars.bound(pi, outside.exact)[0])
+        count = stars.cand.size
+        log_scale = np.zeros(count)
+        at_pi, at_scale = np.empty(count), np.empty(count)
+        value, done = star_descent(stars.near_idx, stars.near_val, stars.lengths, stars.heads,
+                                   stars.far_top, stars.base, stars.take, K, stars.slack,
+                                   stars.lower, outside.exact, outside.terms, outside.slots,
+                                   pi, log_scale, _STAR_TILT, first,
+                                   min(_STAR_RECOUNT, int(steps) - first), at_pi, at_scale)
+        if value < seen:  # (its ratios outside estimated: counted once they are computed)
+            on_words = np.zeros((2, model.size))
+            on_words[0, stars.cand] = at_pi
+            on_words[1, stars.cand] = stars.w[stars.cand] * at_scale
+            seen, best_at = value, on_words
+        if done < _STAR_RECOUNT:
             break
-        # subgradient on the candidates' prices: 1 - the uses of each in the chosen stars
+        scale = np.exp(log_scale)
+    if best_at is not None:  # the best point seen, its rows and ratios computed there
+        at_pi, weights = best_at
+        held = weights[stars.cand] > 0.0  # (words that became candidates later: as they are)
+        scale = np.where(held, weights[stars.cand] / stars.w[stars.cand], 1.0)
+        stars.rescale(scale)
+        best = min(best, stars.bound(at_pi[stars.cand], _OutsideStars(stars).exact)[0])
+    return best
+
+
+class _OutsideStars:
+    """The largest ratios outside the candidates of ``stars`` at their weights w, with their
+    terms, which follow the candidates' weights from there (the terms fixed: exact at w, an
+    estimate elsewhere, for the subgradient steps only)."""
+
+    def __init__(self, stars):
+        model, k = stars.model, stars.k
+        weights = stars.w
+        terms = model.new_terms(max(k - 1, 1))
+        sums = model.top_sums(weights, k - 1, terms=terms) if k > 1 else np.zeros(model.size)
+        self.ratios = np.abs(model.diag) + sums / weights
+        self.exact, self.words = stars.outside_top(self.ratios, _STAR_TRACKED * stars.K)
+        present = self.words >= 0
+        rows = self.words[present]
+        slot = np.full(model.size, -1, dtype=np.int64)
+        slot[stars.cand] = np.arange(stars.cand.size)
+        partner = terms[0][rows] if k > 1 else np.full((rows.size, 1), -1, dtype=np.int64)
+        # each term |A'_jl| w_l / w_j at these weights, and the candidate l it follows (-1: none)
+        self.terms = np.zeros((self.words.size, partner.shape[1]))
+        self.slots = np.full((self.words.size, partner.shape[1]), -1, dtype=np.int64)
+        if rows.size and k > 1:
+            held = partner >= 0
+            value = np.where(held, terms[1][rows] * weights[np.maximum(partner, 0)], 0.0)
+            self.terms[present] = value / weights[rows][:, None]
+            self.slots[present] = np.where(held, slot[np.maximum(partner, 0)], -1)
+
+
+class _Stars:
+    """The priced stars of :func:`star_total_bound` at the weights ``w`` with the words
+    ``cand`` as candidates: their rows read once (and rescaled when the weights move);
+    ``ratios`` (T(w) / w) give the K largest outside them."""
+
+    def __init__(self, model, k, K, w, ratios, lower, cand):
+        m = model.size
+        self.model, self.k, self.K, self.w, self.lower = model, k, K, w, lower
+        self.cand = cand = np.sort(np.asarray(cand, dtype=np.int64))
+        count = cand.size
+        self.outside = outside = np.ones(m, dtype=bool)
+        outside[cand] = False
+        self.cut = self.outside_top(ratios)[0]
+        # the candidates' rows, split into the priced partners (the candidates) and the k - 1
+        # largest of the others, which never carry a price
+        slot = np.full(m, -1, dtype=np.int64)
+        slot[cand] = np.arange(count)
+        # (the positive entries alone, each row's largest first: a price only lowers an entry,
+        # and a row's read stops where no later entry can enter its sum)
+        self.near_idx = np.empty((count, count), dtype=np.int64)
+        self.near_val = np.empty((count, count))
+        self.lengths = np.empty(count, dtype=np.int64)
+        self.heads = np.empty(count, dtype=np.int64)
+        self.far_top = np.zeros((count, max(k - 1, 0) if count < m else 0))
+        # the words outside the candidates a row without exact entries reads: the exact rows,
+        # and of the others the largest sqd_l w_l, twice what far_top holds (so that rounding of
+        # the products cannot reorder them past it)
+        h_far = np.flatnonzero(outside & (model.hpos >= 0)).astype(np.int64)
+        others = np.flatnonzero(outside & (model.hpos < 0))
+        g = model.sqd[others] * w[others]
+        keep = min(others.size, 2 * self.far_top.shape[1] + 2)
+        cs_far = others[np.argpartition(-g, keep - 1)[:keep]] if keep else others[:0]
+        star_rows(model.CT, model.hpos, model.sqd, w, cand, slot, STAR_PREFIX, self.near_idx,
+                  self.near_val, self.lengths, self.heads, self.far_top, h_far,
+                  cs_far.astype(np.int64))
+        self.base = np.abs(model.diag[cand])
+        self.take = max(k - 1, 0)
+        self.slack = 1.0 + _ROUNDING * (K * k + count)
+        self.values = np.empty(count)
+        self.partners = np.empty((count, max(self.take, 1)), dtype=np.int64)
+        self.gains = np.empty((count, max(self.take, 1)))
+        self.unit = np.ones(count)  # (the rows are read at the weights w)
+
+    def rescale(self, scale):
+        """Moves these stars to the candidates' weights multiplied by ``scale``."""
+        self.w = self.w.copy()
+        self.w[self.cand] *= scale
+        star_rescale(self.near_idx, self.near_val, self.lengths, self.heads, self.far_top,
+                     scale, STAR_PREFIX)
+
+    def outside_top(self, ratios, count=None):
+        """The K largest of ``ratios`` outside the candidates, largest first, 0 for missing
+        ones (with fewer than K words outside, the other topics are anchored at candidates or
+        empty), and their words (-1 for a missing one)."""
+        count = self.K if count is None else count
+        values, words = np.zeros(count), np.full(count, -1, dtype=np.int64)
+        rest = np.flatnonzero(self.outside)
+        if rest.size:
+            top = rest[np.argsort(-ratios[rest], kind="stable")[:count]]
+            values[:top.size], words[:top.size] = ratios[top], top
+        return values, words
+
+    def bound(self, pi, cut):
+        """L at the candidates' prices ``pi`` with ``cut`` the largest ratios outside them (K
+        of them or more). Returns ``(L, chosen)``: the positions of the K terms chosen in the
+        candidates' values followed by ``cut``."""
+        star_values(self.near_idx, self.near_val, self.lengths, self.heads, self.far_top, pi,
+                    self.base, self.take, self.unit, self.values, self.partners, self.gains)
+        pool = np.concatenate([self.values, cut])
+        chosen = np.argpartition(-pool, self.K - 1)[:self.K]
+        return (float(pi.sum()) + float(pool[chosen].sum())) * self.slack, chosen
+
+    def price_subgradient(self, chosen):
+        """A subgradient of L in the prices at the last :meth:`bound`: for each candidate, 1 -
+        the uses of its word in the ``chosen`` stars."""
+        count = self.cand.size
         g = np.ones(count)
         for a in chosen[chosen < count]:
             g[a] -= 1.0
-            used = partners[a][partners[a] >= 0]
+            used = self.partners[a][self.partners[a] >= 0]
             np.subtract.at(g, used, 1.0)
-        active = (g < 0.0) | (pi > 0.0)
-        norm2 = float(np.sum(g[active] ** 2))
-        gap = total - lower
-        if norm2 == 0.0 or gap <= 0.0:
-            break
-        pi = np.maximum(pi - theta * gap / norm2 * g, 0.0)
-    out = np.zeros(m)
-    out[cand] = best_pi
-    return best, out, binding
+        return g
+
+    def descend(self, prices, steps):
+        """Subgradient steps of the prices from ``prices`` (on the model's words) at the
+        weights read. Returns ``(value, prices)``: the smallest L seen and the prices that gave
+        it (on the model's words, 0 off the candidates)."""
+        count = self.cand.size
+        pi = prices[self.cand].copy()
+        best, best_pi = np.inf, pi
+        theta = 1.0
+        since = 0  # steps since the best fell by _STAR_GAIN
+        for _ in range(max(int(steps), 1)):
+            total, chosen = self.bound(pi, self.cut)
+            since = 0 if total < best * (1.0 - _STAR_GAIN) else since + 1
+            if total < best:
+                best, best_pi = total, pi
+            elif total > best * (1.0 + 1e-3):
+                theta *= 0.7
+                if theta < 1e-3:
+                    break
+            if since >= _STAR_PATIENCE:
+                break
+            g = self.price_subgradient(chosen)
+            active = (g < 0.0) | (pi > 0.0)
+            norm2 = float(np.sum(g[active] ** 2))
+            gap = total - self.lower
+            if norm2 == 0.0 or gap <= 0.0:
+                break
+            pi = np.maximum(pi - theta * gap / norm2 * g, 0.0)
+        out = np.zeros(self.model.size)
+        out[self.cand] = best_pi
+        return best, out
 
 
 def eigen_bounds_could_tighten(bounds, attained, eigen, rank):
@@ -687,10 +820,13 @@ class RowModel:
         self._prefix_values = None if prefixes is None else prefixes[3]
         self._worth_prefixes = None  # (whether prefixes repay their sort: decided on first use)
         self._columns = None
+        self._sorted_reads = True  # (False: never sort rows for reading: RowModel.of)
 
     @classmethod
-    def of(cls, A, *, exact_rows=512, words=None):
-        """The model of a :class:`~spca_cli.matrix.Gram` view (all its words, or ``words``)."""
+    def of(cls, A, *, exact_rows=512, words=None, sorted_reads=True):
+        """The model of a :class:`~spca_cli.matrix.Gram` view (all its words, or ``words``);
+        ``sorted_reads=False`` for a model read only a few times (no :attr:`prefixes` or
+        :attr:`columns`: their sorts would cost more than the reads they save)."""
         diag_all = A.diagonal()
         if words is None:
             words = _model_words(A)
@@ -732,7 +868,10 @@ class RowModel:
             CT[lo:lo + part.size] = rows
         hpos = np.full(words.size, -1, dtype=np.int64)
         hpos[in_h] = np.arange(h)
-        return cls(words, diag, CT, hpos, in_h.astype(np.int64), A.psd_margin)
+        model = cls(words, diag, CT, hpos, in_h.astype(np.int64), A.psd_margin)
+        if not sorted_reads:
+            model._worth_prefixes = model._sorted_reads = False
+        return model
 
     @property
     def size(self):
@@ -794,7 +933,8 @@ class RowModel:
         :data:`_PREFIX_ENTRIES` entries: repaid by the weight steps that follow, each of which
         then reads a few of a row's entries instead of all h (None below)."""
         h = self.hrow.size
-        if self._columns is None and h and (self.size - h) * h >= _PREFIX_ENTRIES:
+        if (self._columns is None and self._sorted_reads and h
+                and (self.size - h) * h >= _PREFIX_ENTRIES):
             self._columns = outside_columns(self.CT, self.hpos)
         return self._columns
 

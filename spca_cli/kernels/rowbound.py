@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["heap_offer_at", "heap_sum", "gather_rows", "offdiag_top_sums", "outside_columns", "top_square_sums",
-           "restrict_outside_columns", "row_prefixes", "perron_weights", "star_rows", "star_values", "STAR_PREFIX", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
+           "restrict_outside_columns", "row_prefixes", "perron_weights", "star_descent", "star_rescale", "star_rows", "star_values", "STAR_PREFIX", "prefix_values", "restrict_prefixes", "PREFIX", "node_bound",
            "branch_and_bound", "branch_and_bound_prefixed"]
 
 
@@ -1195,54 +1195,165 @@ def _insert_largest(vals, idx, size, x, j):
 STAR_PREFIX = 64
 
 
-@njit(cache=True)
-def star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, values,
-                partners):
+@njit(cache=True, parallel=True)
+def star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, values,
+                partners, gains):
     """The priced stars of :func:`~spca_cli.bounds.star_total_bound`: for each candidate row a,
-    ``values[a]`` = base[a] - pi[a] + the ``take`` largest positive among P_ab - pi[b] (the
-    candidates b of row a of ``near_*``, which hold the positive P_ab alone: :func:`star_rows`)
-    and far_top[a, :] (partners without a price), and ``partners[a]`` the candidates among
-    them (-1 for a partner without a price, or none).
+    ``values[a]`` = base[a] - pi[a] + the ``take`` largest positive among P_ab s_b / s_a -
+    pi[b] (the candidates b of row a of ``near_*``, which hold the positive P_ab alone:
+    :func:`star_rows`) and far_top[a, :] / s_a (partners without a price), where s =
+    ``scale`` rescales the candidates' weights (all 1: the weights the rows were read at);
+    ``partners[a]`` the candidates among them (-1 for a partner without a price, or none) and
+    ``gains[a]`` their terms before the price (0 for none).
 
-    A row's sorted head is read until its next P_ab is at most the smallest of ``take`` terms
-    held (a price only lowers an entry, so no later one can enter), and the unsorted rest,
-    all below the head, only when the head's last entry could still enter: a step reads about
-    ``take`` entries a row where the whole row held up to every candidate."""
-    vals = np.empty(max(take, 1))[:take]
-    idx = np.empty(max(take, 1), dtype=np.int64)[:take]
-    for a in range(lengths.shape[0]):
+    A row's sorted head is read until its next P_ab max(s) / s_a is at most the smallest of
+    ``take`` terms held (a price only lowers an entry, and no rescaled entry exceeds that, so
+    no later one can enter), and the unsorted rest, all below the head, only when the head's
+    last entry could still enter: a step reads about ``take`` entries a row where the whole
+    row held up to every candidate."""
+    top = 0.0
+    for a in range(scale.shape[0]):
+        top = max(top, scale[a])
+    for a in prange(lengths.shape[0]):
+        vals = np.empty(max(take, 1))[:take]
+        idx = np.empty(max(take, 1), dtype=np.int64)[:take]
         size = 0
+        own = scale[a]
+        reach = top / own
         if take > 0:
             for t in range(far_top.shape[1]):
-                x = far_top[a, t]
+                x = far_top[a, t] / own
                 if x > 0.0:
                     size = _insert_largest(vals, idx, size, x, -1)
             head, n = heads[a], lengths[a]
             settled = False
             for t in range(head):
                 raw = near_val[a, t]
-                if size == take and raw <= vals[take - 1]:
+                if size == take and raw * reach <= vals[take - 1]:
                     settled = True
                     break
-                x = raw - pi[near_idx[a, t]]
+                b = near_idx[a, t]
+                x = raw * scale[b] / own - pi[b]
                 if x > 0.0:
-                    size = _insert_largest(vals, idx, size, x, near_idx[a, t])
-            if not settled and head < n and not (size == take
-                                                 and near_val[a, head - 1] <= vals[take - 1]):
+                    size = _insert_largest(vals, idx, size, x, b)
+            if not settled and head < n and not (size == take and near_val[a, head - 1] * reach
+                                                 <= vals[take - 1]):
                 for t in range(head, n):
-                    raw = near_val[a, t]
-                    if size == take and raw <= vals[take - 1]:
-                        continue
-                    x = raw - pi[near_idx[a, t]]
-                    if x > 0.0:
-                        size = _insert_largest(vals, idx, size, x, near_idx[a, t])
+                    b = near_idx[a, t]
+                    x = near_val[a, t] * scale[b] / own - pi[b]
+                    if x > 0.0 and not (size == take and x <= vals[take - 1]):
+                        size = _insert_largest(vals, idx, size, x, b)
         total = 0.0
         for t in range(size):
             total += vals[t]
             partners[a, t] = idx[t]
+            gains[a, t] = vals[t] + pi[idx[t]] if idx[t] >= 0 else vals[t]
         for t in range(size, partners.shape[1]):
             partners[a, t] = -1
+            gains[a, t] = 0.0
         values[a] = base[a] - pi[a] + total
+
+
+@njit(cache=True)
+def star_descent(near_idx, near_val, lengths, heads, far_top, base, take, K, slack, lower,
+                 out_values, out_terms, out_slots, pi, log_scale, tilt, first, steps, best_pi,
+                 best_scale):
+    """``steps`` joint subgradient steps of :func:`~spca_cli.bounds.star_total_bound` on the
+    candidates' prices ``pi`` and log-weights ``log_scale`` (both updated in place), the
+    ``first``-th step of the descent first (the log-weights' step: tilt / sqrt(step + 1)).
+
+    L at each step: the K largest of the candidates' :func:`star_values` and of the ratios
+    outside them, ``out_values`` + the sum of ``out_terms`` * (s_l - 1) over their candidate
+    partners ``out_slots`` (-1: a word outside, whose weight stays), plus the prices, times
+    ``slack``. Returns ``(best, done)``: the smallest L seen (its point in ``best_pi``,
+    ``best_scale``; inf when none was lower than on entry) and the steps taken (fewer when L
+    met ``lower``)."""
+    count = pi.shape[0]
+    n_out = out_values.shape[0]
+    values = np.empty(count)
+    partners = np.empty((count, max(take, 1)), dtype=np.int64)
+    gains = np.empty((count, max(take, 1)))
+    cut = np.empty(n_out)
+    top = np.empty(K)
+    who = np.empty(K, dtype=np.int64)
+    g = np.empty(count)
+    g_log = np.empty(count)
+    best = np.inf
+    for s in range(steps):
+        scale = np.exp(log_scale)
+        star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, values,
+                    partners, gains)
+        for t in range(n_out):
+            x = out_values[t]
+            for r in range(out_terms.shape[1]):
+                if out_slots[t, r] >= 0:
+                    x += out_terms[t, r] * (scale[out_slots[t, r]] - 1.0)
+            cut[t] = x
+        size = 0
+        for a in range(count):
+            size = _insert_largest(top, who, size, values[a], a)
+        for t in range(n_out):
+            size = _insert_largest(top, who, size, cut[t], count + t)
+        total = 0.0
+        for a in range(count):
+            total += pi[a]
+        for t in range(size):
+            total += top[t]
+        total *= slack
+        if total < best:
+            best = total
+            best_pi[:] = pi
+            best_scale[:] = scale
+        gap = total - lower
+        if gap <= 0.0:
+            return best, s + 1
+        # subgradients: on a price, 1 - the uses of its word in the chosen stars; on a
+        # log-weight, the chosen terms it multiplies less those it divides
+        g[:] = 1.0
+        g_log[:] = 0.0
+        for c in range(size):
+            a = who[c]
+            if a < count:
+                g[a] -= 1.0
+                for r in range(take):
+                    b = partners[a, r]
+                    if b >= 0:
+                        g[b] -= 1.0
+                        g_log[b] += gains[a, r]
+                    g_log[a] -= gains[a, r]
+            else:
+                t = a - count
+                for r in range(out_terms.shape[1]):
+                    b = out_slots[t, r]
+                    if b >= 0:
+                        g_log[b] += out_terms[t, r] * scale[b]
+        norm2 = 0.0
+        length = 0.0
+        for a in range(count):
+            if g[a] < 0.0 or pi[a] > 0.0:
+                norm2 += g[a] * g[a]
+            length += g_log[a] * g_log[a]
+        if norm2 > 0.0:
+            for a in range(count):
+                pi[a] = max(pi[a] - gap / norm2 * g[a], 0.0)
+        if length > 0.0:
+            move = tilt / np.sqrt(first + s + 1.0) / np.sqrt(length)
+            for a in range(count):
+                log_scale[a] -= move * g_log[a]
+    return best, steps
+
+
+@njit(cache=True, parallel=True)
+def star_rescale(near_idx, near_val, lengths, heads, far_top, scale, prefix):
+    """The rows of :func:`star_rows` at the candidates' weights multiplied by ``scale`` (the
+    other words' kept): P_ab s_b / s_a, far_top[a] / s_a, each head sorted again."""
+    for a in prange(lengths.shape[0]):
+        own = scale[a]
+        for t in range(lengths[a]):
+            near_val[a, t] = near_val[a, t] * scale[near_idx[a, t]] / own
+        for t in range(far_top.shape[1]):
+            far_top[a, t] = far_top[a, t] / own
+        heads[a] = _sort_head(near_idx[a], near_val[a], lengths[a], prefix)
 
 
 @njit(cache=True, parallel=True)
