@@ -380,12 +380,13 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
     return out
 
 
-#: Words a disjoint-stars bound (:func:`star_total_bound`) prices (its candidates): this
-#: many at least while their rows read at most _STAR_ENTRIES entries of |A'|, and as many as
-#: _STAR_WIDE_ENTRIES allow (candidates x words: 400 x 14,543 on the fortunes, 816 x 5,135 on
-#: the KOS sample).
+#: Words a disjoint-stars bound (:func:`star_total_bound`) prices first (its candidates),
+#: while their rows read at most _STAR_ENTRIES entries of |A'| (candidates x words: 400 x
+#: 14,543 on the fortunes); while a ratio outside them is among the K terms of the best bound,
+#: they grow _STAR_GROWTH times over, as far as _STAR_WIDE_ENTRIES allow (816 x 5,135 on the
+#: KOS sample).
 STAR_ROWS = 400
-_STAR_ENTRIES, _STAR_WIDE_ENTRIES = 1 << 23, 1 << 22
+_STAR_ENTRIES, _STAR_WIDE_ENTRIES, _STAR_GROWTH = 1 << 23, 1 << 22, 2
 #: Subgradient steps of the prices at the first weights at most; they stop after
 #: _STAR_PATIENCE steps that did not lower the bound by _STAR_GAIN.
 _STAR_STEPS = 60
@@ -394,10 +395,13 @@ _STAR_PATIENCE, _STAR_GAIN = 10, 1e-4
 #: step _STAR_TILT / sqrt(step + 1) long; every _STAR_RECOUNT steps the candidates' rows and
 #: the ratios outside them are computed again at the new weights, and the _STAR_TRACKED * K
 #: largest of those ratios follow the weights between. On the KOS sample, KOS, the fortunes
-#: and the airline tweets these certify 0.919, 0.914, 0.934 and 0.953 of the default set in
-#: 0.12-0.2 s; every 40 steps 0.919, 0.915, 0.926, 0.953 in 0.22-0.31 s; 200 steps of 1.0
-#: every 50: 0.907-0.948.
+#: and the airline tweets these certify 0.919, 0.910, 0.934 and 0.953 of the default set in
+#: 0.13-0.26 s; recounting every 40 steps, no more in 1.5 times as long; 200 steps of 1.0
+#: every 50, 0.907-0.948.
 _STAR_REWEIGH_STEPS, _STAR_TILT, _STAR_RECOUNT, _STAR_TRACKED = 300, 0.8, 75, 4
+#: The joint steps stop sooner after this many steps that did not lower the bound by
+#: _STAR_GAIN (on the four corpora above it changes no bound)
+_STAR_JOINT_PATIENCE = 60
 STAR_SOURCE = "weighted row sums of disjoint supports"
 
 
@@ -423,21 +427,22 @@ def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
     With u = log w, every P_il - pi_l is convex in (u, pi), and so are their positive parts,
     the sums of the largest of them and L: one convex function of the prices and the
     log-weights, any point of which is a bound. The words of largest ratio at w = sqrt(A'_ii)
-    are the candidates (:data:`STAR_ROWS` and more, or ``rows`` of them); every other word
-    keeps pi = 0 and its weight, and has v_i <= its ratio, so the K largest ratios outside the
-    candidates stand in for them. First the candidates' prices descend at these weights (projected
-    subgradient steps, Polyak's, towards ``lower``, a total some set attains); then the prices
-    and the candidates' log-weights descend together (:data:`_STAR_REWEIGH_STEPS`). The
+    are the candidates (:data:`STAR_ROWS`, or ``rows`` of them); every other word keeps pi = 0
+    and its weight, and has v_i <= its ratio, so the K largest ratios outside the candidates
+    stand in for them. First the candidates' prices descend at these weights (projected
+    subgradient steps, Polyak's, towards ``lower``, a total some set attains); while a ratio
+    outside the candidates is among the K terms of the best L, the candidates grow
+    (:data:`_STAR_GROWTH`; not past ``rows``) and the prices go on. Then the prices and the
+    candidates' log-weights descend together (:data:`_STAR_REWEIGH_STEPS`). The
     candidates' weights move the ratios outside them, which are computed again every
     :data:`_STAR_RECOUNT` steps (and at the best point seen, before its L counts); the words
     they lift among the K terms become candidates. On the KOS sample the prices alone certify
-    0.852 of the default set, with the weights 0.919 (KOS 0.841 -> 0.915, the fortunes
-    0.815 -> 0.926).
+    0.852 of the default set, with the weights 0.919 (KOS 0.841 -> 0.910).
 
-    Candidates without exact rows read Cauchy-Schwarz pairs, which no weights make sharp:
-    given the :class:`~spca_cli.matrix.Gram` view ``A``, a model with fewer exact rows than
-    candidates is formed again with as many (the fortunes: 0.887 with 256 exact rows, 0.926
-    with 400). The smallest L computed, with the rounding slack of the row bound, is returned
+    Candidates without exact rows read Cauchy-Schwarz pairs, which no weights make sharp on
+    short texts (:func:`_mostly_zero`): given the :class:`~spca_cli.matrix.Gram` view ``A``,
+    the stars of such a model with fewer exact rows than they may have candidates read a model
+    formed again with as many (the fortunes: 0.887 with 256 exact rows, 0.934 with 400). The smallest L computed, with the rounding slack of the row bound, is returned
     (inf for an empty model).
     """
     K, k = int(n_components), int(k)
@@ -446,14 +451,21 @@ def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
         return 0.0 if m == 0 else np.inf
     if model.CT is None:  # (a model consumed by an in-place restriction)
         return np.inf
-    count = min(m, max(K, min(STAR_ROWS, _STAR_ENTRIES // m), _STAR_WIDE_ENTRIES // m)
-                if rows is None else min(m, max(K, int(rows))))
-    if A is not None and model.hrow.size < count and _mostly_zero(model.CT):
-        model = RowModel.of(A, exact_rows=count, words=model.words, sorted_reads=False)
+    first = min(m, max(K, min(STAR_ROWS, _STAR_ENTRIES // m)) if rows is None else max(K, rows))
+    most = max(first, min(m, _STAR_WIDE_ENTRIES // m)) if rows is None else first
+    if A is not None and model.hrow.size < most and _mostly_zero(model.CT):
+        model = RowModel.of(A, exact_rows=most, words=model.words, sorted_reads=False)
     w = np.maximum(model.sqd / max(float(model.sqd.max()), 1e-300), 1e-300)
     ratios = _ratios(model, w, k)
-    stars = _Stars(model, k, K, w, ratios, lower, np.argsort(-ratios, kind="stable")[:count])
-    best, prices = stars.descend(np.zeros(m), steps)
+    order = np.argsort(-ratios, kind="stable")
+    count = first
+    stars = _Stars(model, k, K, w, ratios, lower, order[:count])
+    best, prices, binding = stars.descend(np.zeros(m), steps)
+    while binding and count < most:
+        count = min(most, count * _STAR_GROWTH)
+        stars = _Stars(model, k, K, w, ratios, lower, order[:count])
+        value, prices, binding = stars.descend(prices, steps)
+        best = min(best, value)
     if reweigh_steps > 0 and count > K:
         best = min(best, _reweighed(stars, prices, reweigh_steps))
     return best
@@ -507,7 +519,8 @@ def _reweighed(stars, prices, steps):
                                    stars.far_top, stars.base, stars.take, K, stars.slack,
                                    stars.lower, outside.exact, outside.terms, outside.slots,
                                    pi, log_scale, _STAR_TILT, first,
-                                   min(_STAR_RECOUNT, int(steps) - first), at_pi, at_scale)
+                                   min(_STAR_RECOUNT, int(steps) - first), _STAR_JOINT_PATIENCE,
+                                   _STAR_GAIN, at_pi, at_scale)
         if value < seen:  # (its ratios outside estimated: counted once they are computed)
             on_words = np.zeros((2, model.size))
             on_words[0, stars.cand] = at_pi
@@ -637,18 +650,19 @@ class _Stars:
 
     def descend(self, prices, steps):
         """Subgradient steps of the prices from ``prices`` (on the model's words) at the
-        weights read. Returns ``(value, prices)``: the smallest L seen and the prices that gave
-        it (on the model's words, 0 off the candidates)."""
+        weights read. Returns ``(value, prices, binding)``: the smallest L seen, the prices
+        that gave it (on the model's words, 0 off the candidates), and whether a ratio outside
+        the candidates was among its K terms."""
         count = self.cand.size
         pi = prices[self.cand].copy()
-        best, best_pi = np.inf, pi
+        best, best_pi, binding = np.inf, pi, False
         theta = 1.0
         since = 0  # steps since the best fell by _STAR_GAIN
         for _ in range(max(int(steps), 1)):
             total, chosen = self.bound(pi, self.cut)
             since = 0 if total < best * (1.0 - _STAR_GAIN) else since + 1
             if total < best:
-                best, best_pi = total, pi
+                best, best_pi, binding = total, pi, bool(np.any(chosen >= count))
             elif total > best * (1.0 + 1e-3):
                 theta *= 0.7
                 if theta < 1e-3:
@@ -664,7 +678,7 @@ class _Stars:
             pi = np.maximum(pi - theta * gap / norm2 * g, 0.0)
         out = np.zeros(self.model.size)
         out[self.cand] = best_pi
-        return best, out
+        return best, out, binding
 
 
 def eigen_bounds_could_tighten(bounds, attained, eigen, rank):

@@ -42,6 +42,32 @@ def test_star_total_is_never_below_the_best_disjoint_total(seed):
     assert value >= best - 1e-12 * scale, (seed, kind, value, best)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_star_total_on_short_texts_reads_exact_rows_and_stays_above_the_best(seed):
+    """Short documents (2-3 words of one of 4-6 clusters of 6-8 words): the exact rows are
+    mostly zero, so the stars read a model formed again with an exact row per candidate
+    instead of the Cauchy-Schwarz pairs of the one given; the bound is never below the best
+    disjoint total, with the model formed again or without."""
+    rng = np.random.default_rng(seed)
+    clusters, size = int(rng.integers(4, 7)), int(rng.integers(6, 9))
+    n = clusters * size
+    X = np.zeros((int(rng.integers(60, 160)), n))
+    for row in X:
+        c = int(rng.integers(clusters))
+        row[c * size + rng.choice(size, int(rng.integers(2, 4)), replace=False)] = \
+            rng.integers(1, 3)
+    A = Gram.from_dense(X.T @ X)
+    k, K = int(rng.integers(2, 5)), int(rng.integers(2, 4))
+    best = best_total(A.to_dense(), k, K)
+    model = bounds.RowModel.of(A, exact_rows=int(rng.integers(1, 4)))
+    rows = int(rng.integers(model.hrow.size + 1, model.size + 1))
+    assert bounds._mostly_zero(model.CT) and model.hrow.size < rows  # (formed again)
+    lower = best * float(rng.choice([0.0, 0.9, 1.0]))
+    for given in (A, None):
+        value = bounds.star_total_bound(model, k, K, lower=lower, A=given, rows=rows)
+        assert value >= best * (1.0 - 1e-12), (seed, given is None, value, best)
+
+
 def test_star_total_is_the_sharpest_total_on_the_real_sample():
     """The KOS sample's default set (5 topics of 10 words): the rank-2 split certified 0.718 of
     its total, the stars' prices at w = sqrt(A'_ii) 0.852; with the candidates' weights moving

@@ -1256,8 +1256,8 @@ def star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, sca
 
 @njit(cache=True)
 def star_descent(near_idx, near_val, lengths, heads, far_top, base, take, K, slack, lower,
-                 out_values, out_terms, out_slots, pi, log_scale, tilt, first, steps, best_pi,
-                 best_scale):
+                 out_values, out_terms, out_slots, pi, log_scale, tilt, first, steps, patience,
+                 gain, best_pi, best_scale):
     """``steps`` joint subgradient steps of :func:`~spca_cli.bounds.star_total_bound` on the
     candidates' prices ``pi`` and log-weights ``log_scale`` (both updated in place), the
     ``first``-th step of the descent first (the log-weights' step: tilt / sqrt(step + 1)).
@@ -1266,8 +1266,8 @@ def star_descent(near_idx, near_val, lengths, heads, far_top, base, take, K, sla
     outside them, ``out_values`` + the sum of ``out_terms`` * (s_l - 1) over their candidate
     partners ``out_slots`` (-1: a word outside, whose weight stays), plus the prices, times
     ``slack``. Returns ``(best, done)``: the smallest L seen (its point in ``best_pi``,
-    ``best_scale``; inf when none was lower than on entry) and the steps taken (fewer when L
-    met ``lower``)."""
+    ``best_scale``) and the steps taken: fewer when L met ``lower`` or when ``patience`` steps
+    in a row did not lower the smallest L by a share ``gain``."""
     count = pi.shape[0]
     n_out = out_values.shape[0]
     values = np.empty(count)
@@ -1279,6 +1279,7 @@ def star_descent(near_idx, near_val, lengths, heads, far_top, base, take, K, sla
     g = np.empty(count)
     g_log = np.empty(count)
     best = np.inf
+    since = 0
     for s in range(steps):
         scale = np.exp(log_scale)
         star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, values,
@@ -1300,12 +1301,13 @@ def star_descent(near_idx, near_val, lengths, heads, far_top, base, take, K, sla
         for t in range(size):
             total += top[t]
         total *= slack
+        since = 0 if total < best * (1.0 - gain) else since + 1
         if total < best:
             best = total
             best_pi[:] = pi
             best_scale[:] = scale
         gap = total - lower
-        if gap <= 0.0:
+        if gap <= 0.0 or since >= patience:
             return best, s + 1
         # subgradients: on a price, 1 - the uses of its word in the chosen stars; on a
         # log-weight, the chosen terms it multiplies less those it divides
