@@ -382,11 +382,10 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
 
 #: Words a disjoint-stars bound (:func:`star_total_bound`) prices first (its candidates),
 #: while their rows read at most _STAR_ENTRIES entries of |A'| (candidates x words: 400 x
-#: 14,543 on the fortunes); while a ratio outside them is among the K terms of the best bound,
-#: they grow _STAR_GROWTH times over, as far as _STAR_WIDE_ENTRIES allow (816 x 5,135 on the
-#: KOS sample).
+#: 14,543 on the fortunes); when a ratio outside them is among the K terms of the best bound,
+#: they grow to as many as _STAR_WIDE_ENTRIES allow (816 x 5,135 on the KOS sample).
 STAR_ROWS = 400
-_STAR_ENTRIES, _STAR_WIDE_ENTRIES, _STAR_GROWTH = 1 << 23, 1 << 22, 2
+_STAR_ENTRIES, _STAR_WIDE_ENTRIES = 1 << 23, 1 << 22
 #: Subgradient steps of the prices at the first weights at most; they stop after
 #: _STAR_PATIENCE steps that did not lower the bound by _STAR_GAIN.
 _STAR_STEPS = 60
@@ -395,7 +394,7 @@ _STAR_PATIENCE, _STAR_GAIN = 10, 1e-4
 #: step _STAR_TILT / sqrt(step + 1) long; every _STAR_RECOUNT steps the candidates' rows and
 #: the ratios outside them are computed again at the new weights, and the _STAR_TRACKED * K
 #: largest of those ratios follow the weights between. On the KOS sample, KOS, the fortunes
-#: and the airline tweets these certify 0.919, 0.910, 0.934 and 0.953 of the default set in
+#: and the airline tweets these certify 0.917, 0.910, 0.934 and 0.953 of the default set in
 #: 0.13-0.26 s; recounting every 40 steps, no more in 1.5 times as long; 200 steps of 1.0
 #: every 50, 0.907-0.948.
 _STAR_REWEIGH_STEPS, _STAR_TILT, _STAR_RECOUNT, _STAR_TRACKED = 300, 0.8, 75, 4
@@ -431,13 +430,13 @@ def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
     and its weight, and has v_i <= its ratio, so the K largest ratios outside the candidates
     stand in for them. First the candidates' prices descend at these weights (projected
     subgradient steps, Polyak's, towards ``lower``, a total some set attains); while a ratio
-    outside the candidates is among the K terms of the best L, the candidates grow
-    (:data:`_STAR_GROWTH`; not past ``rows``) and the prices go on. Then the prices and the
+    outside the candidates is among the K terms of the best L, the candidates grow (not past
+    ``rows``) and the prices go on. Then the prices and the
     candidates' log-weights descend together (:data:`_STAR_REWEIGH_STEPS`). The
     candidates' weights move the ratios outside them, which are computed again every
     :data:`_STAR_RECOUNT` steps (and at the best point seen, before its L counts); the words
     they lift among the K terms become candidates. On the KOS sample the prices alone certify
-    0.852 of the default set, with the weights 0.919 (KOS 0.841 -> 0.910).
+    0.852 of the default set, with the weights 0.917 (KOS 0.841 -> 0.910).
 
     Candidates without exact rows read Cauchy-Schwarz pairs, which no weights make sharp on
     short texts (:func:`_mostly_zero`): given the :class:`~spca_cli.matrix.Gram` view ``A``,
@@ -451,22 +450,20 @@ def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
         return 0.0 if m == 0 else np.inf
     if model.CT is None:  # (a model consumed by an in-place restriction)
         return np.inf
-    first = min(m, max(K, min(STAR_ROWS, _STAR_ENTRIES // m)) if rows is None else max(K, rows))
+    first = min(m, max(K, min(STAR_ROWS, _STAR_ENTRIES // m) if rows is None else int(rows)))
     most = max(first, min(m, _STAR_WIDE_ENTRIES // m)) if rows is None else first
     if A is not None and model.hrow.size < most and _mostly_zero(model.CT):
         model = RowModel.of(A, exact_rows=most, words=model.words, sorted_reads=False)
     w = np.maximum(model.sqd / max(float(model.sqd.max()), 1e-300), 1e-300)
     ratios = _ratios(model, w, k)
     order = np.argsort(-ratios, kind="stable")
-    count = first
-    stars = _Stars(model, k, K, w, ratios, lower, order[:count])
+    stars = _Stars(model, k, K, w, ratios, lower, order[:first])
     best, prices, binding = stars.descend(np.zeros(m), steps)
-    while binding and count < most:
-        count = min(most, count * _STAR_GROWTH)
-        stars = _Stars(model, k, K, w, ratios, lower, order[:count])
-        value, prices, binding = stars.descend(prices, steps)
+    if binding and first < most:
+        stars = _Stars(model, k, K, w, ratios, lower, order[:most])
+        value, prices, _ = stars.descend(prices, steps)
         best = min(best, value)
-    if reweigh_steps > 0 and count > K:
+    if reweigh_steps > 0 and stars.cand.size > K:
         best = min(best, _reweighed(stars, prices, reweigh_steps))
     return best
 
