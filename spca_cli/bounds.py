@@ -431,18 +431,19 @@ def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
     stand in for them. First the candidates' prices descend at these weights (projected
     subgradient steps, Polyak's, towards ``lower``, a total some set attains); while a ratio
     outside the candidates is among the K terms of the best L, the candidates grow (not past
-    ``rows``) and the prices go on. Then the prices and the
-    candidates' log-weights descend together (:data:`_STAR_REWEIGH_STEPS`). The
-    candidates' weights move the ratios outside them, which are computed again every
-    :data:`_STAR_RECOUNT` steps (and at the best point seen, before its L counts); the words
-    they lift among the K terms become candidates. On the KOS sample the prices alone certify
-    0.852 of the default set, with the weights 0.917 (KOS 0.841 -> 0.910).
+    ``rows``) and the prices go on. Then the prices and the candidates' log-weights descend
+    together (:data:`_STAR_REWEIGH_STEPS`). The candidates' weights move the ratios outside
+    them, which are computed again every :data:`_STAR_RECOUNT` steps (and at the best point
+    seen, before its L counts); the words they lift among the K terms become candidates. On
+    the KOS sample the prices alone certify 0.852 of the default set, with the weights 0.917
+    (KOS 0.841 -> 0.910).
 
     Candidates without exact rows read Cauchy-Schwarz pairs, which no weights make sharp on
     short texts (:func:`_mostly_zero`): given the :class:`~spca_cli.matrix.Gram` view ``A``,
     the stars of such a model with fewer exact rows than they may have candidates read a model
-    formed again with as many (the fortunes: 0.887 with 256 exact rows, 0.934 with 400). The smallest L computed, with the rounding slack of the row bound, is returned
-    (inf for an empty model).
+    formed again with as many (the fortunes: 0.887 with 256 exact rows, 0.934 with 400). The
+    smallest L computed, with the rounding slack of the row bound, is returned (inf for an
+    empty model).
     """
     K, k = int(n_components), int(k)
     m = model.size
