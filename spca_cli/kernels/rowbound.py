@@ -1195,7 +1195,13 @@ def _insert_largest(vals, idx, size, x, j):
 STAR_PREFIX = 64
 
 
-@njit(cache=True, parallel=True)
+#: Candidates from which :func:`star_values` reads its rows on the parallel threads: below,
+#: starting the threads costs more than the rows (and, where other processes hold the cores,
+#: a wait for one at every step of :func:`star_descent`)
+STAR_PARALLEL_ROWS = 256
+
+
+@njit(cache=True)
 def star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, values,
                 partners, gains):
     """The priced stars of :func:`~spca_cli.bounds.star_total_bound`: for each candidate row a,
@@ -1210,48 +1216,70 @@ def star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, sca
     ``take`` terms held (a price only lowers an entry, and no rescaled entry exceeds that, so
     no later one can enter), and the unsorted rest, all below the head, only when the head's
     last entry could still enter: a step reads about ``take`` entries a row where the whole
-    row held up to every candidate."""
+    row held up to every candidate. From :data:`STAR_PARALLEL_ROWS` rows, on the parallel
+    threads."""
     top = 0.0
     for a in range(scale.shape[0]):
         top = max(top, scale[a])
+    if lengths.shape[0] >= STAR_PARALLEL_ROWS:
+        _star_rows_parallel(near_idx, near_val, lengths, heads, far_top, pi, base, take, scale,
+                            top, values, partners, gains)
+    else:
+        for a in range(lengths.shape[0]):
+            _star_value(a, near_idx, near_val, lengths, heads, far_top, pi, base, take, scale,
+                        top, values, partners, gains)
+
+
+@njit(cache=True, parallel=True)
+def _star_rows_parallel(near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, top,
+                        values, partners, gains):
+    """:func:`_star_value` of every row, on the parallel threads."""
     for a in prange(lengths.shape[0]):
-        vals = np.empty(max(take, 1))[:take]
-        idx = np.empty(max(take, 1), dtype=np.int64)[:take]
-        size = 0
-        own = scale[a]
-        reach = top / own
-        if take > 0:
-            for t in range(far_top.shape[1]):
-                x = far_top[a, t] / own
-                if x > 0.0:
-                    size = _insert_largest(vals, idx, size, x, -1)
-            head, n = heads[a], lengths[a]
-            settled = False
-            for t in range(head):
-                raw = near_val[a, t]
-                if size == take and raw * reach <= vals[take - 1]:
-                    settled = True
-                    break
+        _star_value(a, near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, top,
+                    values, partners, gains)
+
+
+@njit(cache=True)
+def _star_value(a, near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, top,
+                values, partners, gains):
+    """Row a of :func:`star_values` (``top``: the largest of ``scale``)."""
+    vals = np.empty(max(take, 1))[:take]
+    idx = np.empty(max(take, 1), dtype=np.int64)[:take]
+    size = 0
+    own = scale[a]
+    reach = top / own
+    if take > 0:
+        for t in range(far_top.shape[1]):
+            x = far_top[a, t] / own
+            if x > 0.0:
+                size = _insert_largest(vals, idx, size, x, -1)
+        head, n = heads[a], lengths[a]
+        settled = False
+        for t in range(head):
+            raw = near_val[a, t]
+            if size == take and raw * reach <= vals[take - 1]:
+                settled = True
+                break
+            b = near_idx[a, t]
+            x = raw * scale[b] / own - pi[b]
+            if x > 0.0:
+                size = _insert_largest(vals, idx, size, x, b)
+        if not settled and head < n and not (size == take and near_val[a, head - 1] * reach
+                                             <= vals[take - 1]):
+            for t in range(head, n):
                 b = near_idx[a, t]
-                x = raw * scale[b] / own - pi[b]
-                if x > 0.0:
+                x = near_val[a, t] * scale[b] / own - pi[b]
+                if x > 0.0 and not (size == take and x <= vals[take - 1]):
                     size = _insert_largest(vals, idx, size, x, b)
-            if not settled and head < n and not (size == take and near_val[a, head - 1] * reach
-                                                 <= vals[take - 1]):
-                for t in range(head, n):
-                    b = near_idx[a, t]
-                    x = near_val[a, t] * scale[b] / own - pi[b]
-                    if x > 0.0 and not (size == take and x <= vals[take - 1]):
-                        size = _insert_largest(vals, idx, size, x, b)
-        total = 0.0
-        for t in range(size):
-            total += vals[t]
-            partners[a, t] = idx[t]
-            gains[a, t] = vals[t] + pi[idx[t]] if idx[t] >= 0 else vals[t]
-        for t in range(size, partners.shape[1]):
-            partners[a, t] = -1
-            gains[a, t] = 0.0
-        values[a] = base[a] - pi[a] + total
+    total = 0.0
+    for t in range(size):
+        total += vals[t]
+        partners[a, t] = idx[t]
+        gains[a, t] = vals[t] + pi[idx[t]] if idx[t] >= 0 else vals[t]
+    for t in range(size, partners.shape[1]):
+        partners[a, t] = -1
+        gains[a, t] = 0.0
+    values[a] = base[a] - pi[a] + total
 
 
 @njit(cache=True)
