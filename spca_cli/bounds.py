@@ -477,9 +477,11 @@ def _mostly_zero(CT):
     return CT.size > 0 and np.count_nonzero(CT) <= _SPARSE_SHARE * CT.size
 
 
-def _ratios(model, w, k):
-    """Every word's row-sum ratio T(w)_i / w_i on ``model``."""
-    return np.abs(model.diag) + model.top_sums(w, k - 1) / w
+def _ratios(model, w, k, terms=None):
+    """Every word's row-sum ratio T(w)_i / w_i on ``model`` (``terms``: as
+    :meth:`RowModel.top_sums`)."""
+    sums = model.top_sums(w, k - 1, terms=terms) if k > 1 else np.zeros(model.size)
+    return np.abs(model.diag) + sums / w
 
 
 def _reweighed(stars, prices, steps):
@@ -545,8 +547,7 @@ class _OutsideStars:
         model, k = stars.model, stars.k
         weights = stars.w
         terms = model.new_terms(max(k - 1, 1))
-        sums = model.top_sums(weights, k - 1, terms=terms) if k > 1 else np.zeros(model.size)
-        self.ratios = np.abs(model.diag) + sums / weights
+        self.ratios = _ratios(model, weights, k, terms)
         self.exact, self.words = stars.outside_top(self.ratios, _STAR_TRACKED * stars.K)
         present = self.words >= 0
         rows = self.words[present]
