@@ -173,7 +173,9 @@ def _searches_of_the_best_single_topic(monkeypatch):
 def test_the_best_single_topic_is_proved_only_when_the_set_holds_it(monkeypatch):
     """The KOS sample's set does not hold its best single topic: no budget is spent proving
     it. Made to hold it (KEEP_FIRST_SLACK 1), its topic 1 is proved with the whole budget, as
-    remove deflation's first topic is: the same words, bound, proof and work."""
+    remove deflation's first topic is: the same words, bound and proof, and the same work to 1%
+    (remove deflation's first certificate also minimises the sum of its 5 largest ratios, so
+    the search starts from other weights)."""
     import spca_cli.topics as topics
     from spca_cli.corpus import load_input
     from spca_cli.solvers.exact import AUTO_BUDGET, WORK_PER_SECOND
@@ -198,7 +200,7 @@ def test_the_best_single_topic_is_proved_only_when_the_set_holds_it(monkeypatch)
     assert first.explained_variance == pytest.approx(alone.explained_variance, rel=1e-12)
     assert first.upper_bound == pytest.approx(alone.upper_bound, rel=1e-12)
     assert first.exact == alone.exact
-    assert first.info["budget_used"] == pytest.approx(alone.info["budget_used"], rel=1e-12)
+    assert first.info["budget_used"] == pytest.approx(alone.info["budget_used"], rel=0.01)
     assert first.info["found_by"] == alone.info["found_by"]
 
 
