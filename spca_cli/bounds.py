@@ -139,6 +139,12 @@ class RowCertificate:
             self._model = self._model.restricted()
         return self._model
 
+    @property
+    def words(self):
+        """The words of the model, which the bound's weights are on (a masked model's rows are
+        not formed for them)."""
+        return self._model.words
+
 
 # The weight iteration of the certificate stops when U(w) is within this share of
 # min_i T(w)_i / w_i, the least any further step could reach: a bound 1e-4 above the best the
@@ -176,7 +182,7 @@ class SharedRows:
 
 
 def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=None,
-                    consume_previous=False):
+                    consume_previous=False, near=None):
     """:func:`weighted_row_bound` of the view ``A``, with as many exact rows as it needs.
 
     It starts with :data:`EXACT_ROWS` exact rows. Pairs of words outside them are bounded by
@@ -208,6 +214,11 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=Non
     ``consume_previous``: ``previous`` is not used again (remove deflation's next view), so its
     model is restricted in its own memory (:meth:`RowModel.restrict`); otherwise this view is
     a :class:`MaskedModel` of it, which copies nothing.
+
+    ``near``, positive weights on all of A's words (a view that differs from this one in a few
+    words: its certificate's, see :class:`~spca_cli.topics._Views`), start the linearized
+    steps where ``previous`` gives no weights: the set's ten view certificates of the fortunes
+    take 78 steps from there instead of 90 from cold, the KOS sample's 59 instead of 70.
     """
     rows, weights, model = EXACT_ROWS, None, None
     final = False  # no more rows: the restricted rows of an escalated view are kept
@@ -243,11 +254,15 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=Non
         start = None
         if weights is not None:
             start = weights if prior is None else np.interp(model.words, prior.words, weights)
+        elif near is not None:
+            start = near[model.words]
         # a cold start takes linearized steps (warm weights are near their end already); they
         # land near the least U in a few steps, and a tenth of the tolerance costs a step or
         # two more and leaves no certificate below where the plain steps left it (the four real
-        # corpora's default topics). Not with totals: their sum of ratios is K U at equal ratios
-        linear = start is None and not totals
+        # corpora's default topics). So does a start from a nearby view's weights (plain steps
+        # from there took 12-44 steps on the fortunes' views). Not with totals: their sum of
+        # ratios is K U at equal ratios
+        linear = (weights is None) and not totals
         result = weighted_row_bound(model, k, totals=totals, start=start, attained=attained,
                                     rtol=CERTIFICATE_RTOL / 10 if linear else CERTIFICATE_RTOL,
                                     linearize=linear)

@@ -697,20 +697,42 @@ class _Views:
     def __init__(self, A0, k, cert0, seconds):
         self.A0, self.k, self.cert0, self.seconds = A0, k, cert0, seconds
         self.shared = _bounds.SharedRows(A0)
-        self.made = {}  # the words removed -> (the value asked to prove, the certificate)
+        # the words removed -> (the value asked to prove, the certificate, those words)
+        self.made = {}
 
     def certificate(self, others, value):
         """``(view, certificate)`` of A0 without the words ``others``. The iteration stops
         once its bound meets the value it is given, so a certificate made for a larger value
-        than ``value`` is made again."""
+        than ``value`` is made again. It starts from the weights of the certificate made for
+        the view nearest this one (the most words removed from both: the same topic's view
+        before the coherence step, or another topic's), if any."""
         view = self.A0.remove(others)
         key = others.tobytes()
         if key not in self.made or self.made[key][0] > value:
             t = time.perf_counter()
-            self.made[key] = value, _bounds.row_certificate(
-                view, self.k, previous=self.cert0, attained=value, shared=self.shared)
+            certificate = _bounds.row_certificate(
+                view, self.k, previous=self.cert0, attained=value, shared=self.shared,
+                near=self._near_weights(others))
+            self.made[key] = value, certificate, others
             self.seconds["bounds"] += time.perf_counter() - t
         return view, self.made[key][1]
+
+    def _near_weights(self, others):
+        """Weights on every word from the certificate of the nearest view made (None before
+        the first): its own on its words, A0's certificate's on the others (the words this view
+        holds and that one did not), scaled to the first by their median ratio on its words."""
+        if not self.made:
+            return None
+        _, near, _ = max(self.made.values(),
+                         key=lambda made: np.intersect1d(made[2], others).size)
+        words, weights = near.words, near.bound.weights
+        base = np.zeros(self.A0.n)
+        base[self.cert0.words] = self.cert0.bound.weights
+        both = base[words] > 0
+        scale = float(np.median(weights[both] / base[words][both])) if np.any(both) else 1.0
+        out = base * scale
+        out[words] = weights
+        return np.maximum(out, 1e-300)
 
 
 def _set_topic(support, value, x):
