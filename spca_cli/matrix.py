@@ -129,10 +129,14 @@ class Gram:
         if self.mask is not None:
             V = V * self.mask[:, None]
         W = self._base_matmat(V)
+        if W is V:  # (a backend that hands back its input: W is changed in place below)
+            W = W.copy()
+        # (in place: W is the product's own array, and a copy of n x p costs a pass and fresh
+        # memory, 24 MB a block product at 197,316 words)
         if self.mask is not None:
-            W = W * self.mask[:, None]
+            W *= self.mask[:, None]
         if self.X is not None:
-            W = W - self.X @ (self.R.T @ (self.X.T @ W))  # Q^T W
+            W -= self.X @ (self.R.T @ (self.X.T @ W))  # Q^T W
         return W[:, 0] if one_d else W
 
     def matvec(self, v):
