@@ -259,10 +259,10 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=Non
         # a cold start takes linearized steps (warm weights are near their end already); they
         # land near the least U in a few steps, and a tenth of the tolerance costs a step or
         # two more and leaves no certificate below where the plain steps left it (the four real
-        # corpora's default topics). So does a start from a nearby view's weights (plain steps
-        # from there took 12-44 steps on the fortunes' views). Not with totals: their sum of
-        # ratios is K U at equal ratios
-        linear = (weights is None) and not totals
+        # corpora's default topics). So does a start from a nearby view's weights, which are not
+        # near this view's end (plain steps from them take 12-44 steps on the fortunes' views).
+        # Not with totals: their sum of ratios is K U at equal ratios
+        linear = weights is None and not totals
         result = weighted_row_bound(model, k, totals=totals, start=start, attained=attained,
                                     rtol=CERTIFICATE_RTOL / 10 if linear else CERTIFICATE_RTOL,
                                     linearize=linear)
