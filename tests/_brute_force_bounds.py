@@ -304,7 +304,7 @@ def draw_case(seed, *, blocks=False, **overrides):
     if rng.random() < 0.5:
         small = int(rng.integers(n, n * n))
         patches["_EXACT_ENTRIES"] = small
-        patches["_ESCALATION_ENTRIES"] = (max(1, small // 2), small)
+        patches["_ESCALATION_ENTRIES"] = (max(1, small // 4), max(1, small // 2), small)
     if rng.random() < 0.3:
         patches["_PARALLEL_WORK"] = 0
     options = {}
