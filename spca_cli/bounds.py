@@ -449,9 +449,9 @@ def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
     are the candidates (:data:`STAR_ROWS`, or ``rows`` of them); every other word keeps pi = 0
     and its weight, and has v_i <= its ratio, so the K largest ratios outside the candidates
     stand in for them. First the candidates' prices descend at these weights (projected
-    subgradient steps, Polyak's, towards ``lower``, a total some set attains); while a ratio
-    outside the candidates is among the K terms of the best L, the candidates grow (not past
-    ``rows``) and the prices go on. Then the prices and the candidates' log-weights descend
+    subgradient steps, Polyak's, towards ``lower``, a total some set attains); when a ratio
+    outside the candidates is among the K terms of the best L, the candidates grow once (not
+    past ``rows``) and the prices go on. Then the prices and the candidates' log-weights descend
     together (:data:`_STAR_REWEIGH_STEPS`). The candidates' weights move the ratios outside
     them, which are computed again every :data:`_STAR_RECOUNT` steps (and at the best point
     seen, before its L counts); the words they lift among the K terms become candidates. On

@@ -700,6 +700,10 @@ class _Views:
         self.shared = _bounds.SharedRows(A0)
         # the words removed -> (the value asked to prove, the certificate, those words)
         self.made = {}
+        # A0's certificate's weights on every word (0 off its model), for the words a nearby
+        # view did not hold (_near_weights)
+        self.base_weights = np.zeros(A0.n)
+        self.base_weights[cert0.words] = cert0.bound.weights
 
     def certificate(self, others, value):
         """``(view, certificate)`` of A0 without the words ``others``. The iteration stops
@@ -727,8 +731,7 @@ class _Views:
         _, near, _ = max(self.made.values(),
                          key=lambda made: np.intersect1d(made[2], others).size)
         words, weights = near.words, near.bound.weights
-        base = np.zeros(self.A0.n)
-        base[self.cert0.words] = self.cert0.bound.weights
+        base = self.base_weights
         both = base[words] > 0
         scale = float(np.median(weights[both] / base[words][both])) if np.any(both) else 1.0
         out = base * scale
