@@ -61,8 +61,10 @@ def child_topics(path):
 
     import spca_cli.topics as topics_module
     from spca_cli.corpus import read_corpus
+    from spca_cli.processes import own_process
     from spca_cli.solvers.spannogram import warm_up
 
+    own_process()  # set up as the command line's process is
     warm_up()  # numba kernels from the cache, as a second run of the CLI finds them
     t = time.perf_counter()
     corpus = read_corpus(path)

@@ -276,11 +276,11 @@ def cli():
 
 def main():
     """The ``spca`` command (the console script and ``python -m spca_cli``): :func:`cli` in a
-    process that ends with it (:func:`spca_cli.processes.quick_exit`). Callers that go on after
+    process that ends with it (:func:`spca_cli.processes.own_process`). Callers that go on after
     a command (tests, scripts) call :func:`cli` itself."""
-    from spca_cli.processes import quick_exit
+    from spca_cli.processes import own_process
 
-    quick_exit()
+    own_process()
     cli()
 
 

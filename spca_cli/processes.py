@@ -2,21 +2,30 @@
 processes of a parallel read (:mod:`spca_cli.corpus.read`) and of ``--by``
 (:mod:`spca_cli.groups`).
 
-* :func:`quick_exit`: a process that is about to end skips the collection of the objects it
-  still holds. The interpreter's shutdown runs the cyclic garbage collector over every object
-  alive, and with numba's typing registries loaded that took 0.25-0.3 s at the end of every
-  run (0.06 s with them frozen): a fifth of the in-process time of a default run on the
-  airline tweets, and as much again in each ``--by`` worker, whose end the run waits for.
-  Nothing of spca's needs that collection: outputs are written and closed before (atomically,
-  :mod:`spca_cli.files`), temporary files are removed by their own exit handlers, and the
-  operating system takes the memory back.
+* :func:`own_process`: a process that runs spca's work and then ends (the command line's, a
+  worker's) tunes what Python and the C library do for a library's caller, which goes on:
 
-  While it works, such a process also collects its young objects less often
-  (:data:`_YOUNG_OBJECTS`): the default, a collection every 700 new container objects,
-  spent 0.135 s of a default run on the bundled KOS sample (258 young collections, 23 middle,
-  2 full, the full ones walking numba's registries); at 50,000 it spends 0.05 s (three young
-  collections), as mypy's command line does for the same reason. Cycles still go, a little
-  later: a run's objects are mostly arrays freed by their reference counts.
+  - it skips the garbage collection of the objects it still holds at its exit. The
+    interpreter's shutdown runs the cyclic garbage collector over every object alive, and with
+    numba's typing registries loaded that took 0.25-0.3 s at the end of every run (0.06 s with
+    them frozen): a fifth of the in-process time of a default run on the airline tweets, and
+    as much again in each ``--by`` worker, whose end the run waits for. Nothing of spca's
+    needs that collection: outputs are written and closed before (atomically,
+    :mod:`spca_cli.files`), temporary files are removed by their own exit handlers, and the
+    operating system takes the memory back;
+  - it collects its young objects less often (:data:`_YOUNG_OBJECTS`): the default, a
+    collection every 700 new container objects, spent 0.135 s of a default run on the bundled
+    KOS sample (258 young collections, 23 middle, 2 full, the full ones walking numba's
+    registries); at 50,000 it spends 0.05 s (three young collections), as mypy's command line
+    does for the same reason. Cycles still go, a little later: a run's objects are mostly
+    arrays freed by their reference counts;
+  - with the GNU C library, freed arrays stay in the process for the next ones
+    (:data:`_KEEP_BYTES`): by default every allocation above 32 MB is a fresh mapping, given
+    back when freed, so each eigen step's blocks and each product's sums were new memory,
+    whose first touch costs here 1-3 ms per MB (zeroed pages, numpy's huge pages). On the
+    dupes-1M benchmark's topics (926,752 documents, 197,316 words) page faults went from
+    166,000 to 104,000 and the run from 9.9 to 8.6 s (mean of three alternating runs; peak
+    resident memory 1,404 -> 1,414 MB). Memory is still given back when the process ends.
 * :func:`worker_start`: the initializer of every worker pool.
 * :func:`usable_cores`: how many processes a pool of them may keep busy.
 """
@@ -29,7 +38,7 @@ import gc
 import os
 import signal
 
-__all__ = ["quick_exit", "worker_start", "children_ignore_ctrl_c", "usable_cores"]
+__all__ = ["own_process", "worker_start", "children_ignore_ctrl_c", "usable_cores"]
 
 
 def usable_cores():
@@ -45,14 +54,35 @@ def usable_cores():
 _YOUNG_OBJECTS, _OLDER_EVERY = 50_000, 20
 
 
-def quick_exit():
-    """Collect garbage less often while this process works (:data:`_YOUNG_OBJECTS`) and, at
-    its exit, after the other exit handlers (registered later, they run
-    first), freeze every object so that the shutdown's garbage collections pass over them
-    (:func:`gc.freeze`). For a process that ends after its work: the command line, a worker;
-    never a library caller's, which goes on."""
+#: with the GNU C library: allocations up to this size come from (and return to) the process's
+#: heap instead of fresh mappings, and up to this much free memory at its top is kept
+_KEEP_BYTES = 1 << 30
+# mallopt's parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def own_process():
+    """Set up a process that runs spca's work and then ends (see the module's docstring):
+    garbage collected less often (:data:`_YOUNG_OBJECTS`), freed memory kept for reuse
+    (:data:`_KEEP_BYTES`, with the GNU C library; nothing elsewhere), and at its exit, after
+    the other exit handlers (registered later, they run first), every object frozen so that
+    the shutdown's garbage collections pass over them (:func:`gc.freeze`). Never for a library
+    caller's process, which goes on."""
     gc.set_threshold(_YOUNG_OBJECTS, _OLDER_EVERY, _OLDER_EVERY)
+    _keep_freed_memory()
     atexit.register(gc.freeze)
+
+
+def _keep_freed_memory():
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt  # (the C library this interpreter runs on)
+    except (AttributeError, OSError):  # not the GNU C library: its own policy stands
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)
+    mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES)
 
 
 def worker_start():
@@ -64,12 +94,12 @@ def worker_start():
     traceback under the command's "Aborted!"). A worker that starts with SIGINT ignored keeps
     ignoring it: a run started so (``spca ... &`` in a script) goes on through a Ctrl-C, and a
     ``--by`` worker is started so (:func:`children_ignore_ctrl_c`) and stopped by the process
-    that started it. A spawned worker ends quickly (:func:`quick_exit`; a forked one leaves by
-    ``os._exit``)."""
+    that started it. A worker is spca's own process (:func:`own_process`; a forked one leaves
+    by ``os._exit``)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _interrupted)
-    quick_exit()
+    own_process()
 
 
 @contextlib.contextmanager
