@@ -3,7 +3,7 @@ processes of a parallel read (:mod:`spca_cli.corpus.read`) and of ``--by``
 (:mod:`spca_cli.groups`).
 
 * :func:`own_process`: a process that runs spca's work and then ends (the command line's, a
-  worker's) tunes what Python and the C library do for a library's caller, which goes on:
+  worker's) does two things Python does for a library's caller, which goes on, differently:
 
   - it skips the garbage collection of the objects it still holds at its exit. The
     interpreter's shutdown runs the cyclic garbage collector over every object alive, and with
@@ -18,14 +18,7 @@ processes of a parallel read (:mod:`spca_cli.corpus.read`) and of ``--by``
     KOS sample (258 young collections, 23 middle, 2 full, the full ones walking numba's
     registries); at 50,000 it spends 0.05 s (three young collections), as mypy's command line
     does for the same reason. Cycles still go, a little later: a run's objects are mostly
-    arrays freed by their reference counts;
-  - with the GNU C library, freed arrays stay in the process for the next ones
-    (:data:`_KEEP_BYTES`): by default every allocation above 32 MB is a fresh mapping, given
-    back when freed, so each eigen step's blocks and each product's sums were new memory,
-    whose first touch costs here 1-3 ms per MB (zeroed pages, numpy's huge pages). On the
-    dupes-1M benchmark's topics (926,752 documents, 197,316 words) page faults went from
-    166,000 to 104,000 and the run from 9.9 to 8.6 s (mean of three alternating runs; peak
-    resident memory 1,404 -> 1,414 MB). Memory is still given back when the process ends.
+    arrays freed by their reference counts.
 * :func:`worker_start`: the initializer of every worker pool.
 * :func:`usable_cores`: how many processes a pool of them may keep busy.
 """
@@ -54,35 +47,14 @@ def usable_cores():
 _YOUNG_OBJECTS, _OLDER_EVERY = 50_000, 20
 
 
-#: with the GNU C library: allocations up to this size come from (and return to) the process's
-#: heap instead of fresh mappings, and up to this much free memory at its top is kept
-_KEEP_BYTES = 1 << 30
-# mallopt's parameters (malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-
-
 def own_process():
     """Set up a process that runs spca's work and then ends (see the module's docstring):
-    garbage collected less often (:data:`_YOUNG_OBJECTS`), freed memory kept for reuse
-    (:data:`_KEEP_BYTES`, with the GNU C library; nothing elsewhere), and at its exit, after
+    garbage collected less often (:data:`_YOUNG_OBJECTS`) and, at its exit, after
     the other exit handlers (registered later, they run first), every object frozen so that
     the shutdown's garbage collections pass over them (:func:`gc.freeze`). Never for a library
     caller's process, which goes on."""
     gc.set_threshold(_YOUNG_OBJECTS, _OLDER_EVERY, _OLDER_EVERY)
-    _keep_freed_memory()
     atexit.register(gc.freeze)
-
-
-def _keep_freed_memory():
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt  # (the C library this interpreter runs on)
-    except (AttributeError, OSError):  # not the GNU C library: its own policy stands
-        return
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)
-    mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES)
 
 
 def worker_start():
