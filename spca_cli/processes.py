@@ -3,7 +3,7 @@ processes of a parallel read (:mod:`spca_cli.corpus.read`) and of ``--by``
 (:mod:`spca_cli.groups`).
 
 * :func:`own_process`: a process that runs spca's work and then ends (the command line's, a
-  worker's) does two things Python does for a library's caller, which goes on, differently:
+  worker's) differs in two ways from a library caller's, which goes on after spca's work:
 
   - it skips the garbage collection of the objects it still holds at its exit. The
     interpreter's shutdown runs the cyclic garbage collector over every object alive, and with
