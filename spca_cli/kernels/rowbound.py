@@ -1242,9 +1242,11 @@ def _star_rows_parallel(near_idx, near_val, lengths, heads, far_top, pi, base, t
 @njit(cache=True)
 def _star_value(a, near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, top,
                 values, partners, gains):
-    """Row a of :func:`star_values` (``top``: the largest of ``scale``)."""
-    vals = np.empty(max(take, 1))[:take]
-    idx = np.empty(max(take, 1), dtype=np.int64)[:take]
+    """Row a of :func:`star_values` (``top``: the largest of ``scale``). The row's largest
+    terms are kept in its own ``gains[a]`` and ``partners[a]`` as they are found (no scratch
+    arrays: two allocations a row and step were a fifth of a step)."""
+    vals = gains[a, :take]
+    idx = partners[a, :take]
     size = 0
     own = scale[a]
     reach = top / own
@@ -1274,8 +1276,8 @@ def _star_value(a, near_idx, near_val, lengths, heads, far_top, pi, base, take, 
     total = 0.0
     for t in range(size):
         total += vals[t]
-        partners[a, t] = idx[t]
-        gains[a, t] = vals[t] + pi[idx[t]] if idx[t] >= 0 else vals[t]
+        if idx[t] >= 0:  # (a term before its partner's price)
+            vals[t] += pi[idx[t]]
     for t in range(size, partners.shape[1]):
         partners[a, t] = -1
         gains[a, t] = 0.0
