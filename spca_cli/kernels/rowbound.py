@@ -1243,8 +1243,8 @@ def _star_rows_parallel(near_idx, near_val, lengths, heads, far_top, pi, base, t
 def _star_value(a, near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, top,
                 values, partners, gains):
     """Row a of :func:`star_values` (``top``: the largest of ``scale``). The row's largest
-    terms are kept in its own ``gains[a]`` and ``partners[a]`` as they are found (no scratch
-    arrays: two allocations a row and step were a fifth of a step)."""
+    terms are kept in its own ``gains[a]`` and ``partners[a]`` as they are found: two scratch
+    arrays a row and step would cost 12-35% of the stars' steps on the KOS sample."""
     vals = gains[a, :take]
     idx = partners[a, :take]
     size = 0
