@@ -96,3 +96,34 @@ def test_a_random_state_is_used_as_is_and_a_float_is_refused():
     assert isinstance(random_state_of(None), np.random.RandomState)
     with pytest.raises(ValueError, match="cannot seed"):
         random_state_of(1.5)
+
+
+#: prints the garbage collector's thresholds: Python's, after importing the library, in spca's own
+#: process (the command line's, a worker's), which collects less often
+THRESHOLDS = """
+import gc
+before = gc.get_threshold()
+import spca_cli.topics, spca_cli.cli
+imported = gc.get_threshold()
+from spca_cli.processes import own_process
+own_process()
+print(before, imported, gc.get_threshold(), sep='\\n')
+"""
+
+
+def test_only_spcas_own_processes_collect_less_often():
+    before, imported, own = _python(THRESHOLDS).splitlines()
+    assert imported == before  # importing the library leaves Python's default
+    assert own == "(50000, 20, 20)"
+
+
+def test_the_command_line_is_spcas_own_process():
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print(gc.get_threshold()))\n"
+            "sys.argv = ['spca', '--version']\n"
+            "from spca_cli.cli import main\n"
+            "main()\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0
+    assert run.stdout.startswith("spca, version ")
+    assert run.stdout.splitlines()[-1] == "(50000, 20, 20)"
