@@ -192,6 +192,10 @@ class Eigen:
     carry : (ndarray, ndarray) or None
         The block method's leading Ritz vectors (n x c) and their images under A, for the next
         call on a view with more words removed (``previous`` of :func:`top_eigenpairs`).
+    confirmed : bool
+        False when the pairs come from a carried basis alone, with no random column multiplied
+        (``confirm=False`` of :func:`top_eigenpairs`): an eigenvector the carried vectors miss
+        may lead them.
     """
 
     values: np.ndarray
@@ -205,6 +209,7 @@ class Eigen:
     carry: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
     verified: int | None = None
     outside: float = np.inf
+    confirmed: bool = True
 
     @functools.cached_property
     def ceilings(self):
@@ -298,7 +303,7 @@ def _sign_fix(vectors):
 
 
 def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto", previous=None,
-                   coordinates=None):
+                   coordinates=None, confirm=True):
     """The ``p`` largest eigenpairs of the :class:`~spca_cli.matrix.Gram` operator ``A``.
 
     Parameters
@@ -333,6 +338,14 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
         method then starts from the Rayleigh-Ritz pairs of A' on those words' unit vectors,
         whose matrix A'[J, J] and images A'[:, J] y are read from the columns: a start with no
         product (:func:`_coordinate_start`). Ignored beside a carry and on the other paths.
+    confirm : bool, default=True
+        With a carried basis (``previous``), multiply random columns at least once, even when
+        the carried pairs have converged already: they reveal an eigenvector the carried
+        vectors miss (a vocabulary they never touched). False: a call whose carried pairs
+        have converged returns them with no product, and ``Eigen.confirmed`` False; the caller
+        then asks again, with ``previous=(A, that result)``, unless it can tell without them
+        (a topics run whose topic the row bound proves optimal on the view: no eigenvector
+        could lead to a better one).
 
     Returns
     -------
@@ -385,7 +398,8 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     # made a 100 x 100 eigh take 0.1 s instead of 1 ms
     with one_blas_thread():
         run = _block_krylov(A.matmat, n, p, rng=rng, tol=tol, start=start, basis=basis,
-                            probe=_PROBE_PRODUCTS if basis is not None and not carried else 0)
+                            probe=_PROBE_PRODUCTS if basis is not None and not carried else 0,
+                            least=0 if carried and not confirm else 1)
     if not run.converged:
         # the last resort (no gap after lambda_p even with the largest basis): the library's
         # Lanczos takes over, and the method says so ("krylov+arpack")
@@ -407,6 +421,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     # block and the probed coordinate start count their random columns
     verified = 0 if (carried or start is not None) else run.verified
     return Eigen(values=np.maximum(run.values, 0.0), vectors=_sign_fix(run.vectors),
+                 confirmed=not (carried and run.products == 0),
                  residuals=residuals, products=products, method="krylov",
                  basis=run.ritz, block_width=run.block_width, basis_size=run.basis_size,
                  carry=run.carry, verified=verified,
@@ -739,7 +754,7 @@ def _column_norms(W):
     return np.sqrt(np.einsum("ij,ij->j", W, W))
 
 
-def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
+def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, least=1):
     """Thick-restart block Lanczos with full reorthogonalisation.
 
     The basis Q (n x c, orthonormal) and AQ are kept together, so the Rayleigh-Ritz matrix
@@ -753,7 +768,8 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
     ``basis``, vectors and their images under A carried from the last call
     (:meth:`~spca_cli.matrix.Gram.carried`), starts the basis with no product; the first
     block is then their leading residuals and max(p, ``_EXTRA``) random columns, and the call ends
-    only after that product (the random columns reach every eigenvector, see below).
+    only after that product (the random columns reach every eigenvector, see below), or, with
+    ``least`` 0, before any product when the carried pairs have converged.
 
     ``probe``: with a basis, the call ends only after this many products, and until then each
     block carries on the images of the last block's random-born columns (a Krylov
@@ -870,7 +886,7 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0):
         if probing and converged and products >= probe:
             probing = (products < _PROBE_LIMIT
                        and not _probe_clear(T, Q, AQ, probed, theta[min(p, len(theta)) - 1]))
-        done = products >= max(probe, 1) and converged and not probing
+        done = products >= max(probe, least) and converged and not probing
         if done or products >= _MAX_PRODUCTS:
             break
         theta_p = theta[min(p, len(theta)) - 1]

@@ -6,9 +6,11 @@ the number of products may change."""
 from __future__ import annotations
 
 import itertools
+import types
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import spca_cli.topics as topics_module
 from spca_cli import bounds
@@ -243,3 +245,76 @@ def test_a_bound_below_the_value_asks_for_refinement():
     assert bounds.eigen_free(listed + [(12.0, "branch and bound: optimal")]) == [
         (30.0, bounds.ROW_BOUND_SOURCE), (12.0, "branch and bound: optimal")]
     assert TOPICS_TOL < 0.05 / 11.0
+
+
+def _documents(S):
+    """A topics input from the document-word matrix ``S`` alone."""
+    return types.SimpleNamespace(S=sp.csr_array(S), path="generated",
+                                 vocabulary=[f"w{i}" for i in range(S.shape[1])])
+
+
+def _always_confirmed(monkeypatch):
+    """Every carried call multiplies its random columns (confirm=True), as a reference."""
+    original = topics_module.top_eigenpairs
+
+    def confirming(*args, confirm=True, **kwargs):
+        return original(*args, confirm=True, **kwargs)
+
+    monkeypatch.setattr(topics_module, "top_eigenpairs", confirming)
+
+
+def _same_topics(first, second):
+    return all(np.array_equal(a.indices, b.indices)
+               and a.explained_variance == pytest.approx(b.explained_variance, rel=1e-12)
+               and a.certified_ratio == b.certified_ratio
+               for a, b in zip(first.components, second.components))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_views_whose_topic_is_certified_skip_the_random_product(monkeypatch, seed):
+    """Remove deflation's later views take the carried pairs without a product when they have
+    converged and the topic found on them is certified 1.0000: the same topics, bounds and
+    ratios as when every carried call multiplies its random columns, in fewer products."""
+    from test_spectrum_clusters import _clustered_documents
+
+    data = _documents(_clustered_documents(topics=12, words=600, documents=4000, seed=seed).S)
+    options = dict(solver="spannogram", k=10, n_components=5, rank=2, deflation="remove",
+                   eigensolver="krylov")
+    deferred = run_topics(data, **options)
+    _always_confirmed(monkeypatch)
+    confirmed = run_topics(data, **options)
+    assert _same_topics(deferred, confirmed)
+    products = deferred.eigensolver["sparse_products"]
+    assert len(products) == 5 and products.count(0) >= 2
+    assert sum(products) < sum(confirmed.eigensolver["sparse_products"])
+
+
+def test_a_view_whose_topic_is_not_certified_confirms_its_pairs(monkeypatch):
+    """Carried vectors that never touch the second of two disjoint vocabularies: the last
+    view's pairs, on what is left of the first, converge without a product and give a topic
+    certified below 1.0000, so they are confirmed (the random columns multiplied) and the
+    solver runs again on them: the same topics as when every carried call is confirmed."""
+    rng = np.random.RandomState(1)
+    blocks = [sp.csr_array((rng.rand(400, 45) < 0.3) * 3.0),
+              sp.csr_array((rng.rand(400, 40) < 0.3) * 2.0)]
+    data = _documents(sp.block_diag(blocks))
+    first_vocabulary = np.arange(data.S.shape[1]) < 45
+    carried = Gram.carried
+
+    def on_the_first_vocabulary(self, source, V, AV):
+        out = carried(self, source, V, AV)
+        if out is None:
+            return None
+        V = out[0] * first_vocabulary[:, None]
+        return V, self.matmat(V)
+
+    monkeypatch.setattr(Gram, "carried", on_the_first_vocabulary)
+    options = dict(solver="spannogram", k=10, n_components=5, rank=2, deflation="remove",
+                   eigensolver="krylov")
+    deferred = run_topics(data, **options)
+    products = deferred.eigensolver["sparse_products"]
+    # the fifth view: no product, then the confirming call
+    assert len(products) == 6 and products[-2] == 0 and products[-1] > 0
+    assert deferred.components[-1].certified_ratio < 1.0
+    _always_confirmed(monkeypatch)
+    assert _same_topics(deferred, run_topics(data, **options))

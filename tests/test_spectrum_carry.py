@@ -90,6 +90,57 @@ def test_a_vocabulary_the_carried_vectors_never_touched_is_still_found():
     np.testing.assert_allclose(eigen.values, _lapack(nxt, 3), rtol=1e-8)
 
 
+def test_unconfirmed_carried_pairs_come_without_a_product_only_once_converged():
+    A = _clustered()
+    first = top_eigenpairs(A, 6, tol=1e-5, method="krylov")
+    weight = np.abs(first.vectors[:, :3]).max(axis=1)
+    # words the leading eigenvectors hardly touch: the carried pairs stay converged
+    faint = A.remove(np.argsort(weight, kind="stable")[:10])
+    eigen = top_eigenpairs(faint, 3, tol=CANDIDATE_TOL, method="krylov", start=first.basis,
+                           previous=(A, first), confirm=False)
+    lam1 = eigen.values[0]
+    assert eigen.products == 0 and not eigen.confirmed
+    np.testing.assert_allclose(eigen.residuals, _true_residuals(faint, eigen),
+                               rtol=0, atol=1e-10 * lam1)
+    assert np.all(eigen.residuals <= CANDIDATE_TOL * lam1)
+    np.testing.assert_array_less(np.abs(eigen.values - _lapack(faint, 3)),
+                                 eigen.residuals + 1e-9 * lam1)
+    # asked again from them, the random columns are multiplied
+    again = top_eigenpairs(faint, 3, tol=CANDIDATE_TOL, method="krylov", start=eigen.basis,
+                           previous=(faint, eigen))
+    assert again.confirmed and again.products >= 1
+    # the words that carry them removed, the carried pairs have not converged: a product
+    # whatever confirm says
+    strong = A.remove(np.argsort(-weight, kind="stable")[:10])
+    eigen = top_eigenpairs(strong, 3, tol=CANDIDATE_TOL, method="krylov", start=first.basis,
+                           previous=(A, first), confirm=False)
+    assert eigen.products >= 1 and eigen.confirmed
+
+
+def test_unconfirmed_pairs_may_miss_a_vocabulary_which_confirming_them_finds():
+    # two disjoint vocabularies, the carry on the first alone (as in the test above): with no
+    # product the pairs stay on what is left of the first, below the second's eigenvalue;
+    # asked again with confirm, the random columns find it
+    rng = np.random.RandomState(1)
+    blocks = [(rng.rand(300, 40) < 0.15) * strength for strength in (3.0, 2.0)]
+    A = Gram.from_documents(sp.csr_array(sp.block_diag([sp.csr_array(b) for b in blocks])))
+    first = top_eigenpairs(A, 3, tol=1e-8, method="krylov")
+    _, vecs = np.linalg.eigh(A.to_dense()[:40, :40])
+    V = np.zeros((A.n, 12))
+    V[:40] = vecs[:, ::-1][:, :12]
+    first = dataclasses.replace(first, carry=(V, A.matmat(V)))
+    nxt = A.remove(np.arange(0, 38))
+    truth = _lapack(nxt, 3)
+    missed = top_eigenpairs(nxt, 3, tol=1e-8, method="krylov", start=first.basis,
+                            previous=(A, first), confirm=False)
+    assert missed.products == 0 and not missed.confirmed
+    assert missed.values[0] < 0.5 * truth[0]
+    found = top_eigenpairs(nxt, 3, tol=1e-8, method="krylov", start=missed.basis,
+                           previous=(nxt, missed))
+    assert found.confirmed
+    np.testing.assert_allclose(found.values, truth, rtol=1e-8)
+
+
 def test_no_carry_across_a_projection_or_a_different_matrix():
     A = _clustered()
     first = top_eigenpairs(A, 4, tol=1e-6, method="krylov")
