@@ -287,6 +287,18 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=Non
     return RowCertificate(model, result)
 
 
+def resume_certificate(certificate, k, attained):
+    """The :class:`RowCertificate` ``certificate`` carried on, from its weights on its model,
+    for a topic of value ``attained`` found after it was made (its iteration stopped for a
+    lower value: one it could not prove optimal stops at ``CERTIFICATE_RTOL``, where this one
+    may be provable): the lower of the two bounds."""
+    result = weighted_row_bound(certificate.model, k, start=certificate.bound.weights,
+                                attained=attained, rtol=CERTIFICATE_RTOL)
+    if result.value < certificate.bound.value:
+        return RowCertificate(certificate.model, result)
+    return certificate
+
+
 def first_exact_words(A, rows=EXACT_ROWS):
     """The words whose columns of the view ``A`` its first certificate forms (the exact rows of
     :func:`row_certificate`'s first model), largest diagonal first. The first eigen step of a

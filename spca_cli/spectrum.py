@@ -193,9 +193,9 @@ class Eigen:
         The block method's leading Ritz vectors (n x c) and their images under A, for the next
         call on a view with more words removed (``previous`` of :func:`top_eigenpairs`).
     confirmed : bool
-        False when the pairs come from a carried basis alone, with no random column multiplied
-        (``confirm=False`` of :func:`top_eigenpairs`): an eigenvector the carried vectors miss
-        may lead them.
+        False when the pairs are the Rayleigh-Ritz pairs of a carried basis alone, with no
+        product (``confirm=False`` of :func:`top_eigenpairs`): their residuals may be above the
+        tolerance asked, and an eigenvector the carried vectors miss may lead them.
     """
 
     values: np.ndarray
@@ -341,11 +341,12 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     confirm : bool, default=True
         With a carried basis (``previous``), multiply random columns at least once, even when
         the carried pairs have converged already: they reveal an eigenvector the carried
-        vectors miss (a vocabulary they never touched). False: a call whose carried pairs
-        have converged returns them with no product, and ``Eigen.confirmed`` False; the caller
-        then asks again, with ``previous=(A, that result)``, unless it can tell without them
-        (a topics run whose topic the row bound proves optimal on the view: no eigenvector
-        could lead to a better one).
+        vectors miss (a vocabulary they never touched). False: the call returns the
+        Rayleigh-Ritz pairs of the carried vectors as they are, with no product, whatever
+        their residuals (reported exactly: the images are carried), and ``Eigen.confirmed``
+        False: a first guess for a caller that checks what it makes of them and asks again,
+        with ``previous=(A, that result)``, when that is not enough (a topics run: when the
+        topic found on them is not certified 1.0000 on the view).
 
     Returns
     -------
@@ -399,7 +400,7 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
     with one_blas_thread():
         run = _block_krylov(A.matmat, n, p, rng=rng, tol=tol, start=start, basis=basis,
                             probe=_PROBE_PRODUCTS if basis is not None and not carried else 0,
-                            least=0 if carried and not confirm else 1)
+                            guess=carried and not confirm)
     if not run.converged:
         # the last resort (no gap after lambda_p even with the largest basis): the library's
         # Lanczos takes over, and the method says so ("krylov+arpack")
@@ -754,7 +755,7 @@ def _column_norms(W):
     return np.sqrt(np.einsum("ij,ij->j", W, W))
 
 
-def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, least=1):
+def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, guess=False):
     """Thick-restart block Lanczos with full reorthogonalisation.
 
     The basis Q (n x c, orthonormal) and AQ are kept together, so the Rayleigh-Ritz matrix
@@ -768,8 +769,10 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, le
     ``basis``, vectors and their images under A carried from the last call
     (:meth:`~spca_cli.matrix.Gram.carried`), starts the basis with no product; the first
     block is then their leading residuals and max(p, ``_EXTRA``) random columns, and the call ends
-    only after that product (the random columns reach every eigenvector, see below), or, with
-    ``least`` 0, before any product when the carried pairs have converged.
+    only after that product (the random columns reach every eigenvector, see below).
+
+    ``guess``: with a basis, the call ends at once, with the Rayleigh-Ritz pairs of the basis
+    and no product (``confirm=False`` of :func:`top_eigenpairs`).
 
     ``probe``: with a basis, the call ends only after this many products, and until then each
     block carries on the images of the last block's random-born columns (a Krylov
@@ -886,7 +889,10 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, le
         if probing and converged and products >= probe:
             probing = (products < _PROBE_LIMIT
                        and not _probe_clear(T, Q, AQ, probed, theta[min(p, len(theta)) - 1]))
-        done = products >= max(probe, least) and converged and not probing
+        done = products >= max(probe, 1) and converged and not probing
+        if guess and basis is not None:
+            done = True  # (the basis's own pairs, whatever their residuals: no fallback)
+            break
         if done or products >= _MAX_PRODUCTS:
             break
         theta_p = theta[min(p, len(theta)) - 1]
@@ -957,8 +963,10 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, le
             # residuals, which are reported whatever they are
             done = True
             break
-    # the leading 2b Ritz vectors and their images, for a next call on fewer words
-    Yc = np.ascontiguousarray(Y[:, :min(2 * b, len(theta))])
+    # the leading 2b Ritz vectors and their images, for a next call on fewer words; a guess
+    # passes on every direction it was given (cut to 2b for fewer pairs than the call that
+    # carried them, the call that confirms it took 14 sparse products where 2 did from all)
+    Yc = np.ascontiguousarray(Y if guess else Y[:, :min(2 * b, len(theta))])
     carry = (Q @ Yc, AQ @ Yc)
     # a basis of every dimension holds every eigenvector
     verified = min(p, n if c >= n else random)

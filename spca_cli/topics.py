@@ -17,6 +17,7 @@ set search needs disjoint topics: with included words the topics are found one a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import logging
@@ -383,12 +384,16 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
     for index in range(1, n_components + 1):
         if index > 1:
-            # the deflated view's leading eigenvectors are close to the last Ritz block: start
-            # there; the solver needs them only to generate candidates (CANDIDATE_TOL), and
-            # their random columns only when the topic found is not proved optimal
-            # (_solve_view confirms them then)
+            # the deflated view's leading eigenvectors are close to the last Ritz block. A
+            # solver that runs before the certificate makes its candidates from pairs: it
+            # gets the carried Rayleigh-Ritz pairs as they are (no product), and converged
+            # ones (CANDIDATE_TOL, random columns) only when the topic it finds on these is not
+            # certified 1.0000 (_solve_view asks for them then). One that searches from the
+            # certificate (auto, exact) gets converged ones, solving again would search again;
+            # so does one that uses no pairs (greedy: they serve the bounds alone)
+            guess = "certificate" not in spec.inputs and "eigen" in spec.inputs
             eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
-                               previous=(source, eigen), confirm=False)
+                               previous=(source, eigen), confirm=not guess)
         # remove deflation: the last view's certificate, restricted, starts this one
         out, bound_list, certificate, eigen = _solve_view(
             spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
@@ -435,10 +440,13 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
     available = {"eigen": eigen, "rank": rank, "random_state": random_state,
                  "time_limit": time_limit, "forced": forced, "progress": progress}
     out = None
+    # (the warnings of a solver on unconfirmed pairs are given only if its topic is kept)
+    said = _HeldLog(logging.getLogger("spca_cli")) if not eigen.confirmed else None
     if "certificate" not in spec.inputs:
         # a solver that does not use the certificate runs first: the value it reaches lets
         # the certificate stop as soon as it proves that value optimal
-        out = _solve(spec, A, k, available, None, solver_options, seconds)
+        with said if said is not None else contextlib.nullcontext():
+            out = _solve(spec, A, k, available, None, solver_options, seconds)
     # the certificate is a property of the view and k, whatever the solver: computed here
     t = time.perf_counter()
     certificate = _bounds.row_certificate(A, k, totals=totals, previous=previous,
@@ -452,12 +460,16 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
         out = _solve(spec, A, k, available, certificate, solver_options, seconds)
     solver_bounds = _certifying_bounds(spec, A, out)
     bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held)
-    if not eigen.confirmed and not _nothing_better(out.value, bound_list):
-        # pairs from the last view's Ritz vectors alone (no random column multiplied): an
-        # eigenvector they miss could lead to a better topic, and a bound made from them only
-        # through weak ceilings. Confirmed pairs (the random columns multiplied), and the
-        # solver again on them, the better topic kept; a topic certified 1.0000 needs neither
-        # (1M generated tweets: 2 of the 4 later views; docs/eigen-step.md)
+    if said is not None and _nothing_better(out.value, bound_list):
+        said.hand_on()
+    elif said is not None:
+        said.hand_on(warnings=False)
+        # the last view's Ritz vectors' own pairs (no product): not converged, perhaps, and
+        # an eigenvector they miss could lead to a better topic; a bound made from them holds
+        # through their residuals and weak ceilings. Converged pairs (CANDIDATE_TOL, random
+        # columns multiplied) and the solver again on them, the better topic kept; a topic
+        # certified 1.0000 needs neither (every later view of the three 1M-tweet benchmarks;
+        # docs/eigen-step.md)
         solver_bounds = _bounds.eigen_free(solver_bounds)
         eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
                            previous=(A, eigen))
@@ -465,10 +477,20 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
             again = _solve(spec, A, k, {**available, "eigen": eigen}, certificate,
                            solver_options, seconds)
             solver_bounds += _certifying_bounds(spec, A, again)
+            if again.value > out.value and "certificate" not in spec.inputs:
+                # the certificate stopped for the first topic's value: it goes on from its
+                # weights for this one's (which it may prove optimal)
+                t = time.perf_counter()
+                certificate = _bounds.resume_certificate(certificate, k, again.value)
+                if forced is not None:
+                    held = _forced_certificate(A, k, certificate, forced, again)
+                seconds["bounds"] += time.perf_counter() - t
             if again.value >= out.value:
                 out = again
         bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held)
-    if _could_refine(A, k, eigen, rank, n_pairs, certificate, bound_list, out.value):
+    # (pairs still unconfirmed here gave a topic certified 1.0000: nothing to refine for)
+    if eigen.confirmed and _could_refine(A, k, eigen, rank, n_pairs, certificate, bound_list,
+                                         out.value):
         # rarely (the row bound is the sharp one on co-occurrence matrices): the bounds that
         # use eigenvalues could become the tightest with accurate pairs, so the pairs are
         # refined and the solver (whose own bound uses them) runs again on them
@@ -489,6 +511,34 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
                 out = again
         bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held)
     return out, bound_list, certificate, eigen
+
+
+class _HeldLog(logging.Handler):
+    """Within its block, the records logged under ``logger`` are held instead of handled
+    (its handlers set aside, nothing propagated); :meth:`hand_on` hands them on afterwards,
+    the warnings among them only if asked."""
+
+    def __init__(self, logger):
+        super().__init__()
+        self.logger, self.records, self.saved = logger, [], None
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def __enter__(self):
+        self.saved = self.logger.handlers[:], self.logger.propagate
+        self.logger.handlers[:] = [self]
+        self.logger.propagate = False
+        return self
+
+    def __exit__(self, *exc):
+        self.logger.handlers[:], self.logger.propagate = self.saved
+
+    def hand_on(self, warnings=True):
+        for record in self.records:
+            if warnings or record.levelno < logging.WARNING:
+                self.logger.handle(record)
+        self.records = []
 
 
 def _nothing_better(value, bound_list):

@@ -272,9 +272,10 @@ def _same_topics(first, second):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_views_whose_topic_is_certified_skip_the_random_product(monkeypatch, seed):
-    """Remove deflation's later views take the carried pairs without a product when they have
-    converged and the topic found on them is certified 1.0000: the same topics, bounds and
-    ratios as when every carried call multiplies its random columns, in fewer products."""
+    """Remove deflation's later views take the carried Rayleigh-Ritz pairs as they are, with no
+    product, and keep them when the topic found on them is certified 1.0000 (here every one):
+    the same topics, bounds and ratios as when every carried call multiplies its random
+    columns until its pairs converge, in fewer products."""
     from test_spectrum_clusters import _clustered_documents
 
     data = _documents(_clustered_documents(topics=12, words=600, documents=4000, seed=seed).S)
@@ -285,20 +286,22 @@ def test_views_whose_topic_is_certified_skip_the_random_product(monkeypatch, see
     confirmed = run_topics(data, **options)
     assert _same_topics(deferred, confirmed)
     products = deferred.eigensolver["sparse_products"]
-    assert len(products) == 5 and products.count(0) >= 2
+    assert products[0] > 0 and products[1:] == [0] * 4
     assert sum(products) < sum(confirmed.eigensolver["sparse_products"])
 
 
-def test_a_view_whose_topic_is_not_certified_confirms_its_pairs(monkeypatch):
-    """Carried vectors that never touch the second of two disjoint vocabularies: the last
-    view's pairs, on what is left of the first, converge without a product and give a topic
+def test_a_view_whose_topic_is_not_certified_confirms_its_pairs(monkeypatch, caplog):
+    """Carried vectors that never touch the second of two disjoint vocabularies (42 and 40
+    words, the first four times as strong): each later view's carried pairs give a topic
     certified below 1.0000, so they are confirmed (the random columns multiplied) and the
-    solver runs again on them: the same topics as when every carried call is confirmed."""
+    solver runs again on them; the last view, with two words of the first vocabulary left,
+    finds its topic in the second one. The same topics, and the same warnings, as when every
+    carried call is confirmed: what the solver said of the pairs it did not keep is dropped."""
     rng = np.random.RandomState(1)
-    blocks = [sp.csr_array((rng.rand(400, 45) < 0.3) * 3.0),
+    blocks = [sp.csr_array((rng.rand(400, 42) < 0.3) * 3.0),
               sp.csr_array((rng.rand(400, 40) < 0.3) * 2.0)]
     data = _documents(sp.block_diag(blocks))
-    first_vocabulary = np.arange(data.S.shape[1]) < 45
+    first_vocabulary = np.arange(data.S.shape[1]) < 42
     carried = Gram.carried
 
     def on_the_first_vocabulary(self, source, V, AV):
@@ -311,10 +314,15 @@ def test_a_view_whose_topic_is_not_certified_confirms_its_pairs(monkeypatch):
     monkeypatch.setattr(Gram, "carried", on_the_first_vocabulary)
     options = dict(solver="spannogram", k=10, n_components=5, rank=2, deflation="remove",
                    eigensolver="krylov")
+    caplog.set_level("WARNING", logger="spca_cli")
     deferred = run_topics(data, **options)
+    said = [record.getMessage() for record in caplog.records]
     products = deferred.eigensolver["sparse_products"]
-    # the fifth view: no product, then the confirming call
-    assert len(products) == 6 and products[-2] == 0 and products[-1] > 0
-    assert deferred.components[-1].certified_ratio < 1.0
+    # each later view: the carried pairs with no product, then the confirming call
+    assert len(products) == 1 + 2 * 4
+    assert products[1::2] == [0] * 4 and min(products[2::2]) > 0
+    assert np.all(deferred.components[-1].indices >= 42)
+    caplog.clear()
     _always_confirmed(monkeypatch)
     assert _same_topics(deferred, run_topics(data, **options))
+    assert said == [record.getMessage() for record in caplog.records]
