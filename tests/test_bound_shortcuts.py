@@ -375,3 +375,21 @@ def test_real_sample_set_views_started_from_nearby_views_take_fewer_steps():
         warm_steps += warm.bound.iterations
         cold_steps += cold.bound.iterations
     assert warm_steps < cold_steps
+
+
+@pytest.mark.parametrize("kind", ["counts", "mixed"])
+@pytest.mark.parametrize("seed", range(8))
+def test_a_certificate_carried_on_for_a_better_topic_bounds_its_optimum(kind, seed):
+    """A certificate made for a value below the optimum (a topic found on rough eigenpairs),
+    carried on from its weights for the optimum's value (bounds.resume_certificate): at or below
+    the first bound, at or above the optimum, and within the iteration's precision of a
+    certificate made for the optimum from the start."""
+    rng = np.random.default_rng(seed)
+    A = _gram(rng, kind)
+    k = int(rng.integers(2, 5))
+    optimum = _brute(A, k)
+    first = bounds.row_certificate(A, k, attained=0.5 * optimum)
+    resumed = bounds.resume_certificate(first, k, optimum)
+    direct = bounds.row_certificate(A, k, attained=optimum)
+    assert optimum * (1 - 1e-12) <= resumed.bound.value <= first.bound.value
+    assert resumed.bound.value <= direct.bound.value * (1 + 2 * bounds.CERTIFICATE_RTOL)
