@@ -287,16 +287,15 @@ def row_certificate(A, k, *, totals=(), previous=None, attained=None, shared=Non
     return RowCertificate(model, result)
 
 
-def resume_certificate(certificate, k, attained):
-    """The :class:`RowCertificate` ``certificate`` carried on, from its weights on its model,
-    for a topic of value ``attained`` found after it was made (its iteration stopped for a
-    lower value: one it could not prove optimal stops at ``CERTIFICATE_RTOL``, where this one
-    may be provable): the lower of the two bounds."""
-    result = weighted_row_bound(certificate.model, k, start=certificate.bound.weights,
-                                attained=attained, rtol=CERTIFICATE_RTOL)
-    if result.value < certificate.bound.value:
-        return RowCertificate(certificate.model, result)
-    return certificate
+def consumed(certificate):
+    """``certificate``, made on a :class:`MaskedModel` of the model of the view before (as
+    :func:`row_certificate` with ``consume_previous`` False makes it), with that model restricted
+    in its own memory instead (:meth:`RowModel.restrict`): the same bound, and the model
+    below is not used again. Any other certificate is returned as it is."""
+    model = certificate._model
+    if not isinstance(model, MaskedModel):
+        return certificate
+    return RowCertificate(model.base.restrict(model.keep, in_place=True), certificate.bound)
 
 
 def first_exact_words(A, rows=EXACT_ROWS):

@@ -382,24 +382,33 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     seconds["bounds"] = 0.0
     certificate = None
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
+    # a solver that makes its candidates from the pairs before the certificate first gets a
+    # guess on each later view (the carried vectors' own pairs, no product), until a guess
+    # does not hold; one that searches from the certificate (auto, exact) would search again,
+    # one that uses no pairs (greedy) has nothing to gain
+    guessing = "certificate" not in spec.inputs and "eigen" in spec.inputs
+    converged_pairs = None
     for index in range(1, n_components + 1):
         if index > 1:
-            # the deflated view's leading eigenvectors are close to the last Ritz block. A
-            # solver that runs before the certificate makes its candidates from pairs: it
-            # gets the carried Rayleigh-Ritz pairs as they are (no product), and converged
-            # ones (CANDIDATE_TOL, random columns) only when the topic it finds on these is not
-            # certified 1.0000 (_solve_view asks for them then). One that searches from the
-            # certificate (auto, exact) gets converged ones, solving again would search again;
-            # so does one that uses no pairs (greedy: they serve the bounds alone)
-            guess = "certificate" not in spec.inputs and "eigen" in spec.inputs
-            eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
-                               previous=(source, eigen), confirm=not guess)
+            # the deflated view's leading eigenvectors are close to the last Ritz block: start
+            # there; the solver needs them only to generate candidates (CANDIDATE_TOL)
+            def converged_pairs(A=A, last=eigen, made_from=source):
+                return eigenpairs(A, n_pairs, start=last.basis, tol=CANDIDATE_TOL,
+                                  previous=(made_from, last))
+
+            eigen = (eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
+                                previous=(source, eigen), confirm=False)
+                     if guessing else converged_pairs())
         # remove deflation: the last view's certificate, restricted, starts this one
         out, bound_list, certificate, eigen = _solve_view(
             spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
             eigenpairs, totals=(n_components,) if disjoint and index == 1 else (),
             previous=certificate if disjoint and index > 1 else None, forced=forced,
-            consume_previous=True, progress=_labelled(progress, f"topic {index}"))
+            consume_previous=True, progress=_labelled(progress, f"topic {index}"),
+            converged_pairs=converged_pairs if guessing else None)
+        # a topic the guess did not certify 1.0000 (solved again on converged pairs): the
+        # later views get converged pairs at once (the airline tweets, KOS: after one view)
+        guessing = guessing and (index == 1 or not eigen.confirmed)
         if index == 1:
             row0 = certificate.bound
         found.append((out, bound_list))
@@ -428,66 +437,63 @@ def _labelled(progress, label):
 
 def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
                 eigenpairs, *, totals=(), previous=None, forced=None, consume_previous=False,
-                progress=None):
+                progress=None, converged_pairs=None):
     """One topic of the view ``A`` (eigenpairs ``eigen``), certified: the solver's output, its
     bound list, the view's :class:`~spca_cli.bounds.RowCertificate` (``totals`` and
     ``previous`` as :func:`~spca_cli.bounds.row_certificate` takes them) and the eigenpairs
     the bounds used (refined ones when the first were too loose). ``forced``: words the topic
     must hold (its bounds then bound the best topic holding them). ``consume_previous``:
     ``previous`` is not used again (:func:`~spca_cli.bounds.row_certificate`). ``progress``:
-    the solver's progress callback, labelled with the topic."""
+    the solver's progress callback, labelled with the topic.
+
+    ``converged_pairs``, given when ``eigen`` is a guess (a carried basis's own pairs,
+    ``Eigen.confirmed`` False), returns the pairs the view gets without guessing: when the
+    topic found on the guess is not certified 1.0000, the view is solved and certified again
+    on those, as if there had been no guess (the returned pairs are then confirmed), and what
+    the solver logged of the guess is dropped."""
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
     available = {"eigen": eigen, "rank": rank, "random_state": random_state,
                  "time_limit": time_limit, "forced": forced, "progress": progress}
-    out = None
-    # (the warnings of a solver on unconfirmed pairs are given only if its topic is kept)
-    said = _HeldLog(logging.getLogger("spca_cli")) if not eigen.confirmed else None
-    if "certificate" not in spec.inputs:
-        # a solver that does not use the certificate runs first: the value it reaches lets
-        # the certificate stop as soon as it proves that value optimal
-        with said if said is not None else contextlib.nullcontext():
-            out = _solve(spec, A, k, available, None, solver_options, seconds)
-    # the certificate is a property of the view and k, whatever the solver: computed here
-    t = time.perf_counter()
-    certificate = _bounds.row_certificate(A, k, totals=totals, previous=previous,
-                                          attained=None if out is None else out.value,
-                                          consume_previous=consume_previous)
-    held = None
-    if forced is not None:
-        held = _forced_certificate(A, k, certificate, forced, out)
-    seconds["bounds"] += time.perf_counter() - t
-    if out is None:
-        out = _solve(spec, A, k, available, certificate, solver_options, seconds)
-    solver_bounds = _certifying_bounds(spec, A, out)
-    bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held)
-    if said is not None and _nothing_better(out.value, bound_list):
-        said.hand_on()
-    elif said is not None:
-        said.hand_on(warnings=False)
-        # the last view's Ritz vectors' own pairs (no product): not converged, perhaps, and
-        # an eigenvector they miss could lead to a better topic; a bound made from them holds
-        # through their residuals and weak ceilings. Converged pairs (CANDIDATE_TOL, random
-        # columns multiplied) and the solver again on them, the better topic kept; a topic
-        # certified 1.0000 needs neither (every later view of the three 1M-tweet benchmarks;
-        # docs/eigen-step.md)
-        solver_bounds = _bounds.eigen_free(solver_bounds)
-        eigen = eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
-                           previous=(A, eigen))
-        if not out.time_limited:  # (a time-limited solver is not given its time twice)
-            again = _solve(spec, A, k, {**available, "eigen": eigen}, certificate,
-                           solver_options, seconds)
-            solver_bounds += _certifying_bounds(spec, A, again)
-            if again.value > out.value and "certificate" not in spec.inputs:
-                # the certificate stopped for the first topic's value: it goes on from its
-                # weights for this one's (which it may prove optimal)
-                t = time.perf_counter()
-                certificate = _bounds.resume_certificate(certificate, k, again.value)
-                if forced is not None:
-                    held = _forced_certificate(A, k, certificate, forced, again)
-                seconds["bounds"] += time.perf_counter() - t
-            if again.value >= out.value:
-                out = again
+
+    def attempt(eigen, consume):
+        inputs = {**available, "eigen": eigen}
+        out = None
+        if "certificate" not in spec.inputs:
+            # a solver that does not use the certificate runs first: the value it reaches
+            # lets the certificate stop as soon as it proves that value optimal
+            out = _solve(spec, A, k, inputs, None, solver_options, seconds)
+        # the certificate is a property of the view and k, whatever the solver: made here
+        t = time.perf_counter()
+        certificate = _bounds.row_certificate(A, k, totals=totals, previous=previous,
+                                              attained=None if out is None else out.value,
+                                              consume_previous=consume)
+        held = None
+        if forced is not None:
+            held = _forced_certificate(A, k, certificate, forced, out)
+        seconds["bounds"] += time.perf_counter() - t
+        if out is None:
+            out = _solve(spec, A, k, inputs, certificate, solver_options, seconds)
+        solver_bounds = _certifying_bounds(spec, A, out)
         bound_list = _component_bounds(A, k, eigen, certificate, solver_bounds, seconds, held)
+        return out, certificate, held, solver_bounds, bound_list
+
+    guess = converged_pairs is not None and not eigen.confirmed
+    if guess:
+        # the guess's certificate reads the last view's model through a mask: restricted in
+        # its own memory only once the guess holds (docs/eigen-step.md)
+        with _HeldLog(logging.getLogger("spca_cli")) as said:
+            out, certificate, held, solver_bounds, bound_list = attempt(eigen, False)
+        if _nothing_better(out.value, bound_list):
+            said.hand_on()
+            if consume_previous:
+                certificate = _bounds.consumed(certificate)
+        else:
+            said.hand_on(warnings=False)
+            eigen = converged_pairs()
+            out, certificate, held, solver_bounds, bound_list = attempt(eigen,
+                                                                        consume_previous)
+    else:
+        out, certificate, held, solver_bounds, bound_list = attempt(eigen, consume_previous)
     # (pairs still unconfirmed here gave a topic certified 1.0000: nothing to refine for)
     if eigen.confirmed and _could_refine(A, k, eigen, rank, n_pairs, certificate, bound_list,
                                          out.value):

@@ -379,17 +379,21 @@ def test_real_sample_set_views_started_from_nearby_views_take_fewer_steps():
 
 @pytest.mark.parametrize("kind", ["counts", "mixed"])
 @pytest.mark.parametrize("seed", range(8))
-def test_a_certificate_carried_on_for_a_better_topic_bounds_its_optimum(kind, seed):
-    """A certificate made for a value below the optimum (a topic found on rough eigenpairs),
-    carried on from its weights for the optimum's value (bounds.resume_certificate): at or below
-    the first bound, at or above the optimum, and within the iteration's precision of a
-    certificate made for the optimum from the start."""
+def test_a_view_certified_through_a_mask_then_consumed_is_the_restricted_one(kind, seed):
+    """A remove view certified on a mask of the last view's model, then given that model
+    restricted in its own memory (bounds.consumed, as a kept guess is): the bound of the view
+    certified on the restricted model directly, at or above the view's optimum (brute force),
+    on the same words and exact rows."""
     rng = np.random.default_rng(seed)
     A = _gram(rng, kind)
     k = int(rng.integers(2, 5))
-    optimum = _brute(A, k)
-    first = bounds.row_certificate(A, k, attained=0.5 * optimum)
-    resumed = bounds.resume_certificate(first, k, optimum)
-    direct = bounds.row_certificate(A, k, attained=optimum)
-    assert optimum * (1 - 1e-12) <= resumed.bound.value <= first.bound.value
-    assert resumed.bound.value <= direct.bound.value * (1 + 2 * bounds.CERTIFICATE_RTOL)
+    view = A.remove(rng.choice(A.n, 3, replace=False))
+    masked = bounds.row_certificate(view, k, previous=bounds.row_certificate(A, k))
+    kept = bounds.consumed(masked)
+    direct = bounds.row_certificate(view, k, previous=bounds.row_certificate(A, k),
+                                    consume_previous=True)
+    assert kept.bound.value == pytest.approx(direct.bound.value, rel=1e-12)
+    assert kept.bound.value >= _brute(view, k) * (1 - 1e-12)
+    np.testing.assert_array_equal(kept.model.words, direct.model.words)
+    np.testing.assert_array_equal(kept.model.hrow, direct.model.hrow)
+    np.testing.assert_array_equal(kept.model.CT, direct.model.CT)
