@@ -344,9 +344,9 @@ def top_eigenpairs(A, p, *, random_state=0, tol=1e-8, start=None, method="auto",
         vectors miss (a vocabulary they never touched). False: the call returns the
         Rayleigh-Ritz pairs of the carried vectors as they are, with no product, whatever
         their residuals (reported exactly: the images are carried), and ``Eigen.confirmed``
-        False: a first guess for a caller that checks what it makes of them and asks again,
-        with ``previous=(A, that result)``, when that is not enough (a topics run: when the
-        topic found on them is not certified 1.0000 on the view).
+        False: a first guess for a caller that checks what it makes of them and, when that is
+        not enough, asks again (with the same ``previous``, or ``previous=(A, that result)``;
+        a topics run: when the topic found on them is not certified 1.0000 on the view).
 
     Returns
     -------
@@ -964,8 +964,9 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, gu
             done = True
             break
     # the leading 2b Ritz vectors and their images, for a next call on fewer words; a guess
-    # passes on every direction it was given (cut to 2b for fewer pairs than the call that
-    # carried them, the call that confirms it took 14 sparse products where 2 did from all)
+    # passes on every direction it was given (cut to 2b, fewer pairs than the call that
+    # carried them asked for, a call started from it took 14 sparse products where one
+    # started from all of them took 2)
     Yc = np.ascontiguousarray(Y if guess else Y[:, :min(2 * b, len(theta))])
     carry = (Q @ Yc, AQ @ Yc)
     # a basis of every dimension holds every eigenvector

@@ -17,7 +17,6 @@ set search needs disjoint topics: with included words the topics are found one a
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 import logging
