@@ -61,7 +61,7 @@ def child_topics(path):
 
     import spca_cli.topics as topics_module
     from spca_cli.corpus import read_corpus
-    from spca_cli.processes import own_process
+    from spca_cli.processes import keep_freed_memory, own_process
     from spca_cli.solvers.spannogram import warm_up
 
     own_process()  # set up as the command line's process is
@@ -69,6 +69,7 @@ def child_topics(path):
     t = time.perf_counter()
     corpus = read_corpus(path)
     ingest = time.perf_counter() - t
+    keep_freed_memory()  # (as the command line does once its corpus is read)
     widths = []
     original = topics_module.top_eigenpairs
 

@@ -274,6 +274,10 @@ def cli():
     """Topics of a text corpus by sparse PCA, with certified bounds on their quality."""
 
 
+#: the click context object of the command line's own process (:func:`main`)
+OWN_PROCESS = {"own process": True}
+
+
 def main():
     """The ``spca`` command (the console script and ``python -m spca_cli``): :func:`cli` in a
     process that ends with it (:func:`spca_cli.processes.own_process`). Callers that go on after
@@ -281,7 +285,7 @@ def main():
     from spca_cli.processes import own_process
 
     own_process()
-    cli()
+    cli(obj=OWN_PROCESS)
 
 
 # ---------------------------------------------------------------------- shared options
@@ -731,8 +735,15 @@ def compute_topics(data, *, solver, k, components, rank, deflation, seed, time_l
                    eigensolver="auto", seconds=None, include=None, exclude=None, progress=None,
                    **solver_given):
     """Run the topics pipeline with the CLI's option names (shared by topics and daily);
-    ``progress``: the status line's callback, for what a proof search is doing."""
+    ``progress``: the status line's callback, for what a proof search is doing. In the command
+    line's own process (:func:`main`), the corpus read, freed memory is kept from here on
+    (:func:`spca_cli.processes.keep_freed_memory`)."""
+    from spca_cli.processes import keep_freed_memory
     from spca_cli.topics import run_topics
+
+    context = click.get_current_context(silent=True)
+    if context is not None and context.find_root().obj is OWN_PROCESS:
+        keep_freed_memory()
 
     return run_topics(data, solver=solver, k=k, n_components=components, rank=rank,
                       deflation=deflation, random_state=seed, time_limit=time_limit,
