@@ -391,13 +391,11 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         if index > 1:
             # the deflated view's leading eigenvectors are close to the last Ritz block: start
             # there; the solver needs them only to generate candidates (CANDIDATE_TOL)
-            def converged_pairs(A=A, last=eigen, made_from=source):
+            def converged_pairs(confirm=True, A=A, last=eigen, made_from=source):
                 return eigenpairs(A, n_pairs, start=last.basis, tol=CANDIDATE_TOL,
-                                  previous=(made_from, last))
+                                  previous=(made_from, last), confirm=confirm)
 
-            eigen = (eigenpairs(A, n_pairs, start=eigen.basis, tol=CANDIDATE_TOL,
-                                previous=(source, eigen), confirm=False)
-                     if guessing else converged_pairs())
+            eigen = converged_pairs(confirm=not guessing)
         # remove deflation: the last view's certificate, restricted, starts this one
         out, bound_list, certificate, eigen = _solve_view(
             spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
@@ -452,8 +450,9 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
     on those, as if there had been no guess (the returned pairs are then confirmed), and what
     the solver logged of the guess is dropped."""
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
-    available = {"eigen": eigen, "rank": rank, "random_state": random_state,
-                 "time_limit": time_limit, "forced": forced, "progress": progress}
+    # (the pairs are given with each solve: a guess may be replaced)
+    available = {"rank": rank, "random_state": random_state, "time_limit": time_limit,
+                 "forced": forced, "progress": progress}
 
     def attempt(eigen, consume):
         inputs = {**available, "eigen": eigen}
