@@ -70,15 +70,25 @@ def topic_coherence(S, indices):
 def coherence_from_documents(indptr, rows, n_documents):
     """Mean NPMI over the pairs of k words given the documents holding each (word q's at
     ``rows[indptr[q]:indptr[q + 1]]``, no document twice); None for fewer than two words or
-    no documents."""
-    import scipy.sparse as sp
+    no documents.
 
+    Each word's documents are marked in one array over the documents and the later words'
+    lists read against it: k passes over the k lists, never over all documents (SciPy's
+    product of the k columns converts them to rows, an array per document: 926,752 generated
+    tweets, a topic of frequent words with 2.4M entries 134 ms against 47 ms here)."""
     k = len(indptr) - 1
     if k < 2 or n_documents <= 0:
         return None
-    present = sp.csc_array((np.ones(rows.size), np.asarray(rows, dtype=np.int64),
-                            np.asarray(indptr, dtype=np.int64)), shape=(n_documents, k))
-    return coherence_from_counts((present.T @ present).toarray(), n_documents)
+    lists = [rows[indptr[q]:indptr[q + 1]] for q in range(k)]
+    together = np.zeros((k, k))
+    marked = np.zeros(n_documents, dtype=bool)
+    for q in range(k):
+        together[q, q] = lists[q].size
+        marked[lists[q]] = True
+        for p in range(q + 1, k):
+            together[q, p] = together[p, q] = np.count_nonzero(marked[lists[p]])
+        marked[lists[q]] = False
+    return coherence_from_counts(together, n_documents)
 
 
 def coherence_from_counts(together, n_documents):
