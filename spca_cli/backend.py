@@ -112,6 +112,7 @@ class LocalBackend:
         self._csc = None
         self._binary = None
         self._distinct = None
+        self._copies_by_row = None  # (_row_copies)
         self._cuts = {}  # threads -> where their runs of documents start (_document_cuts)
         self._columns = {}
         self._column_dtype = None
@@ -342,9 +343,25 @@ class LocalBackend:
         idx = np.asarray(idx, dtype=np.int64)
         arrays = (*_kernel_arrays(self.S), *self._documents_by_word())
         threads = self._product_threads()
+        # a large S (the products' threads) reads each distinct document once, as its products
+        # do: 926,752 generated tweets with heavy repetition, 256 columns 0.67 -> 0.5 s
+        copies = self._row_copies() if threads > 1 else np.zeros(0)
         if threads > 1 and idx.size >= _PARALLEL_COLUMNS:
-            return gram_columns_parallel(*arrays, idx, self.n, threads, self._is_binary())
-        return gram_columns(*arrays, idx, self.n, self._is_binary())
+            return gram_columns_parallel(*arrays, idx, self.n, threads, self._is_binary(),
+                                         copies)
+        return gram_columns(*arrays, idx, self.n, self._is_binary(), copies)
+
+    def _row_copies(self):
+        """How many times each row of S counts when each distinct document is read once
+        (:meth:`_distinct_documents`): its copies at its first row, 0 at the rows repeating it;
+        empty when every document is read."""
+        docs, copies = self._distinct_documents()
+        if not docs.size:
+            return np.zeros(0)
+        if self._copies_by_row is None:
+            self._copies_by_row = np.zeros(self.S.shape[0])
+            self._copies_by_row[docs] = copies
+        return self._copies_by_row
 
     def _is_binary(self):
         """True when every stored entry of S is 1 (binary weighting), found once."""

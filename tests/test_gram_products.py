@@ -219,6 +219,25 @@ def test_products_over_repeated_documents_read_each_once(monkeypatch, values, th
     assert 0 < docs.size <= 30 and copies.sum() == 300
 
 
+@pytest.mark.parametrize("values", ["ones", "counts", "mixed"])
+@pytest.mark.parametrize("count", [3, 10])
+def test_columns_over_repeated_documents_read_each_once(monkeypatch, values, count):
+    # the same corpus: the columns A[:, idx] of a large S (the products' threads) read the
+    # distinct documents times their copies, on one thread (a few columns) and on several,
+    # and equal the dense S^T S[:, idx]
+    monkeypatch.setattr(backend_module, "_PARALLEL_PRODUCT_NNZ", 0)
+    rng = np.random.default_rng(7 + count)
+    base = (rng.random((30, 50)) < 0.2) * {"ones": np.ones((30, 50)),
+                                           "counts": rng.integers(1, 4, (30, 50)),
+                                           "mixed": rng.standard_normal((30, 50))}[values]
+    D = base[rng.integers(0, 30, 300)]
+    b = LocalBackend(S=sp.csr_array(D), threads=2)
+    idx = np.array([3, 0, 49, 17, 3, 25, 8, 41, 12, 30][:count])
+    _close(b.rows(idx), (D.T @ D[:, idx]).T)
+    copies = b._row_copies()
+    assert copies.size == 300 and copies.sum() == 300 and np.count_nonzero(copies) <= 30
+
+
 def test_matmat_refuses_a_block_of_the_wrong_shape():
     """A block with another number of rows than A is a ValueError, as SciPy's products raise.
     Fewer rows, which the unchecked kernel would read and write out of bounds, are tried in a

@@ -57,46 +57,54 @@ def gram_sparse_matvec(indptr, indices, data, cindptr, cindices, cdata, idx, w, 
 
 
 @njit(cache=True)
-def _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, j, out_row):
+def _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, copies, j, out_row):
     # column j of S^T S: the rows of S that contain word j, weighted by S[r, j]; a ``binary``
     # S (every entry 1, the default weighting) has its values left unread: 335 columns of 1M
-    # clustered tweets take 1.82 s on one thread, 2.69 s reading the values
-    if binary:
-        for p in range(cindptr[j], cindptr[j + 1]):
-            r = cindices[p]
-            for q in range(indptr[r], indptr[r + 1]):
-                out_row[indices[q]] += 1.0
-        return
+    # clustered tweets take 1.82 s on one thread, 2.69 s reading the values. With ``copies``
+    # (not empty) row r counts copies[r] times: a repeated document is read once, at its first
+    # row, and skipped at the others (copies 0)
+    weighted = copies.shape[0] > 0
     for p in range(cindptr[j], cindptr[j + 1]):
         r = cindices[p]
-        s = cdata[p]
-        for q in range(indptr[r], indptr[r + 1]):
-            out_row[indices[q]] += data[q] * s
+        c = copies[r] if weighted else 1.0
+        if c == 0.0:
+            continue
+        if binary:
+            for q in range(indptr[r], indptr[r + 1]):
+                out_row[indices[q]] += c
+        else:
+            s = cdata[p] * c
+            for q in range(indptr[r], indptr[r + 1]):
+                out_row[indices[q]] += data[q] * s
 
 
 @njit(cache=True)
-def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n, binary=False):
+def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n, binary, copies):
     """The columns A[:, idx] of A = S^T S, returned transposed: shape (len(idx), n).
 
     Column j is S^T S[:, j]: a sum of the rows of S that contain word j, weighted by S[r, j].
-    ``binary``: every stored entry of S is 1 (the values are then not read).
+    ``binary``: every stored entry of S is 1 (the values are then not read). ``copies``, one
+    per row of S (or empty: each row once): how many times row r counts, 0 for a row equal to
+    an earlier one that counts for it (:meth:`~spca_cli.backend.LocalBackend.
+    _distinct_documents`).
     """
     out = np.zeros((idx.shape[0], n))
     for t in range(idx.shape[0]):
-        _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, idx[t], out[t])
+        _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, copies, idx[t],
+                    out[t])
     return out
 
 
 @njit(cache=True, parallel=True)
 def gram_columns_parallel(indptr, indices, data, cindptr, cindices, cdata, idx, n, nthreads,
-                          binary=False):
+                          binary, copies):
     """:func:`gram_columns` on ``nthreads`` threads, thread th taking columns th, th +
     nthreads, ...: callers list words by frequency, so contiguous chunks would give one
     thread all the long columns."""
     out = np.zeros((idx.shape[0], n))
     for th in prange(nthreads):
         for t in range(th, idx.shape[0], nthreads):
-            _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, idx[t],
+            _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, copies, idx[t],
                         out[t])
     return out
 
