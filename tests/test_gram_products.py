@@ -219,6 +219,24 @@ def test_products_over_repeated_documents_read_each_once(monkeypatch, values, th
     assert 0 < docs.size <= 30 and copies.sum() == 300
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_width_of_block_gives_the_dense_product(monkeypatch, threads):
+    # widths the kernel takes padded with zero columns (6, 7, 10, 11, 14, 15) and as they are,
+    # a vector and a block given in Fortran order: A X of the width asked for
+    monkeypatch.setattr(backend_module, "_PARALLEL_PRODUCT_NNZ", 0)
+    rng = np.random.default_rng(21)
+    D = (rng.random((200, 40)) < 0.25) * rng.integers(1, 4, (200, 40))
+    b = LocalBackend(S=sp.csr_array(D * 1.0), threads=threads)
+    for width in range(1, 17):
+        X = rng.standard_normal((40, width))
+        _close(b.matmat(X), D.T @ (D @ X))
+        _close(b.matmat(np.asfortranarray(X)), D.T @ (D @ X))
+    x = rng.standard_normal(40)
+    _close(b.matmat(x), D.T @ (D @ x))
+    assert backend_module._padded_block(np.ones((40, 7))).shape == (40, 8)
+    assert backend_module._padded_block(np.ones((40, 9))).shape == (40, 9)
+
+
 @pytest.mark.parametrize("values", ["ones", "counts", "mixed"])
 @pytest.mark.parametrize("count", [3, 10])
 def test_columns_over_repeated_documents_read_each_once(monkeypatch, values, count):
