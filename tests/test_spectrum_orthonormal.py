@@ -79,3 +79,33 @@ def test_without_a_basis():
     out = _orthonormal(W, None, 1.0)
     assert out.shape == (500, 4) and out.flags.c_contiguous
     _check(out, None, W)
+
+
+@pytest.mark.parametrize("spread", [1e-3, 1e-6, 1e-9])
+def test_a_block_whose_first_factor_amplifies_is_orthonormal_to_working_precision(monkeypatch,
+                                                                                 spread):
+    # columns nearly dependent to ``spread``: the first Cholesky factor's condition number is
+    # about 1 / spread. Where what the projection after it takes is rounding (the block then
+    # orthonormal to 1e-6), one more Cholesky step finishes it; otherwise the whole procedure
+    # runs again on the block (a second call). Either way: orthonormal, orthogonal to the basis,
+    # the same span.
+    import spca_cli.spectrum as spectrum
+
+    calls = []
+    inner = spectrum._orthonormal
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("again", True))
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(spectrum, "_orthonormal", counted)
+    rng = np.random.default_rng(8)
+    Q = _basis(3000, 30, 9)
+    base = rng.standard_normal((3000, 4))
+    near = base @ rng.standard_normal((4, 4)) + spread * rng.standard_normal((3000, 4))
+    W = np.column_stack([base, near]) - Q @ (Q.T @ np.column_stack([base, near])) * 0.5
+    out = spectrum._orthonormal(W, Q, 1.0)
+    assert out.shape == (3000, 8)
+    _check(out, Q, W)
+    if spread >= 1e-6:
+        assert calls == [True]  # (one Cholesky step, no second call)
