@@ -173,9 +173,8 @@ def _searches_of_the_best_single_topic(monkeypatch):
 def test_the_best_single_topic_is_proved_only_when_the_set_holds_it(monkeypatch):
     """The KOS sample's set does not hold its best single topic: no budget is spent proving
     it. Made to hold it (KEEP_FIRST_SLACK 1), its topic 1 is proved with the whole budget, as
-    remove deflation's first topic is: the same words, bound and proof, and the same work to 1%
-    (remove deflation's first certificate also minimises the sum of its 5 largest ratios, so
-    the search starts from other weights)."""
+    remove deflation's first topic is: the same words, bound and proof, and the same work to
+    1%."""
     import spca_cli.topics as topics
     from spca_cli.corpus import load_input
     from spca_cli.solvers.exact import AUTO_BUDGET, WORK_PER_SECOND
