@@ -323,13 +323,15 @@ class LocalBackend:
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         fresh = {}
         if missing.size:
-            block = self.rows(missing)
             if cache_room(cache, self.n) < missing.size:
-                fresh = dict(zip(missing.tolist(), block))
+                fresh = dict(zip(missing.tolist(), self.rows(missing)))
             else:
-                dtype = self._cache_dtype()
-                cache.update((j, column.astype(dtype))
-                             for j, column in zip(missing.tolist(), block))
+                # formed in the cache's type (float32 holds every partial sum exactly: each is
+                # at most sum_d |S_di S_dj| <= sqrt(A_ii A_jj) < 2^24), each column a row of
+                # the block: no float64 block of twice the size, no copy (dupes-1M's first 256
+                # columns: 404 MB less written)
+                block = self.rows(missing, dtype=self._cache_dtype())
+                cache.update(zip(missing.tolist(), block))
         return [cache[j] if j in cache else fresh[j] for j in idx.tolist()]
 
     def _cache_dtype(self):
@@ -350,11 +352,12 @@ class LocalBackend:
         (all of them for a dense A, whose columns cost nothing to read)."""
         return self.n if self.S is None else max(0, cache_room(self._columns, self.n))
 
-    def rows(self, idx):
+    def rows(self, idx, dtype=np.float64):
         """A[idx, :] of A = S^T S (the columns, transposed), shape (len(idx), n), not cached:
         one pass of the column kernel over the documents of each word of idx, on the product
         threads when there are several columns (the certificate's first 256: 2.3 s on one
-        thread for 1,000,000 clustered tweets)."""
+        thread for 1,000,000 clustered tweets). ``dtype`` float32 only where it holds every
+        entry and partial sum exactly (:meth:`_cache_dtype`)."""
         from spca_cli.kernels.tpower import gram_columns, gram_columns_parallel
 
         idx = np.asarray(idx, dtype=np.int64)
@@ -363,10 +366,11 @@ class LocalBackend:
         # a large S (the products' threads) reads each distinct document once, as its products
         # do: 926,752 generated tweets with heavy repetition, 256 columns 0.67 -> 0.5 s
         copies = self._row_copies() if threads > 1 else np.zeros(0)
+        out = np.empty((idx.size, self.n), dtype=dtype)
         if threads > 1 and idx.size >= _PARALLEL_COLUMNS:
-            return gram_columns_parallel(*arrays, idx, self.n, threads, self._is_binary(),
-                                         copies)
-        return gram_columns(*arrays, idx, self.n, self._is_binary(), copies)
+            return gram_columns_parallel(*arrays, idx, threads, self._is_binary(), copies,
+                                         out)
+        return gram_columns(*arrays, idx, self._is_binary(), copies, out)
 
     def _row_copies(self):
         """How many times each row of S counts when each distinct document is read once

@@ -468,8 +468,10 @@ def _coordinate_start(A, words, p):
     # each word once: a repeated one put its column into the images twice but its unit vector
     # into the basis once (Ritz values twice the eigenvalues, reported with zero residuals)
     words = words[np.sort(np.unique(words, return_index=True)[1])]
-    columns = A.columns(words)  # (n, h); cached by the backend for the certificate
-    T = columns[words]
+    # formed here and kept for the certificate, which forms them anyway; A'[J, J] and the
+    # images are read from them
+    A.keep_columns(words)
+    T = A.submatrix(words)
     b = min(A.n, p + _EXTRA)
     top = min(words.size, max(2 * b, _MAX_HOLD))
     # one BLAS thread, as for every small dense step here: on a busy machine two threads
@@ -482,7 +484,7 @@ def _coordinate_start(A, words, p):
         Y = np.ascontiguousarray(Y[:, :count])
         B = np.zeros((A.n, count))
         B[words] = Y
-        return B, columns @ Y
+        return B, A.columns_product(words, Y)
 
 
 def first_call_tolerances(p, sharp):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import spca_cli.topics as topics_module
 from spca_cli import bounds
+from spca_cli.backend import LocalBackend
 from spca_cli.corpus.read import load_input
 from spca_cli.matrix import Gram
 from spca_cli.spectrum import TOPICS_TOL, first_call_tolerances, top_eigenpairs
@@ -141,14 +142,13 @@ def airline_runs(request):
     for mode in ("coordinates", "random block"):
         patch = pytest.MonkeyPatch()
         formed = []
-        original = Gram.base_columns
+        original = LocalBackend.rows
 
-        def counting(self, idx):
-            missing = [j for j in np.asarray(idx).tolist() if j not in self.backend._columns]
-            formed.extend(missing)
-            return original(self, idx)
+        def counting(self, idx, *args, **kwargs):
+            formed.extend(np.asarray(idx).tolist())
+            return original(self, idx, *args, **kwargs)
 
-        patch.setattr(Gram, "base_columns", counting)
+        patch.setattr(LocalBackend, "rows", counting)
         if mode == "random block":
             patch.setattr(Gram, "column_room", lambda self: 0)
         try:

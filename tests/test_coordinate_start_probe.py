@@ -478,9 +478,9 @@ def large_vocabulary_runs():
         formed, first = collections.Counter(), {}
         rows = LocalBackend.rows
 
-        def counting(self, idx):
+        def counting(self, idx, *args, **kwargs):
             formed.update(np.asarray(idx).tolist())
-            return rows(self, idx)
+            return rows(self, idx, *args, **kwargs)
 
         original = topics_module.top_eigenpairs
 

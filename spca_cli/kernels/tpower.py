@@ -79,8 +79,9 @@ def _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, copies,
 
 
 @njit(cache=True)
-def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n, binary, copies):
-    """The columns A[:, idx] of A = S^T S, returned transposed: shape (len(idx), n).
+def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, binary, copies, out):
+    """The columns A[:, idx] of A = S^T S, transposed, into ``out`` (shape (len(idx), n), any
+    contents: zeroed here; float32 where that holds every partial sum exactly), returned.
 
     Column j is S^T S[:, j]: a sum of the rows of S that contain word j, weighted by S[r, j].
     ``binary``: every stored entry of S is 1 (the values are then not read). ``copies``, one
@@ -88,22 +89,22 @@ def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, n, binary
     an earlier one that counts for it (:meth:`~spca_cli.backend.LocalBackend.
     _distinct_documents`).
     """
-    out = np.zeros((idx.shape[0], n))
     for t in range(idx.shape[0]):
+        out[t, :] = 0.0
         _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, copies, idx[t],
                     out[t])
     return out
 
 
 @njit(cache=True, parallel=True)
-def gram_columns_parallel(indptr, indices, data, cindptr, cindices, cdata, idx, n, nthreads,
-                          binary, copies):
+def gram_columns_parallel(indptr, indices, data, cindptr, cindices, cdata, idx, nthreads,
+                          binary, copies, out):
     """:func:`gram_columns` on ``nthreads`` threads, thread th taking columns th, th +
     nthreads, ...: callers list words by frequency, so contiguous chunks would give one
     thread all the long columns."""
-    out = np.zeros((idx.shape[0], n))
     for th in prange(nthreads):
         for t in range(th, idx.shape[0], nthreads):
+            out[t, :] = 0.0
             _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, copies, idx[t],
                         out[t])
     return out
