@@ -400,7 +400,8 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
         out, bound_list, certificate, eigen = _solve_view(
             spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
             eigenpairs, previous=certificate if disjoint and index > 1 else None, forced=forced,
-            consume_previous=True, progress=_labelled(progress, f"topic {index}"),
+            consume_previous="certificate" in spec.inputs,
+            progress=_labelled(progress, f"topic {index}"),
             converged_pairs=converged_pairs if guessing else None)
         # the next view guesses when this one's topic is certified 1.0000 (every view of the
         # 1M-tweet benchmarks but the dupes' first; none of the airline tweets' or KOS's):
@@ -479,14 +480,13 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
 
     guess = converged_pairs is not None and not eigen.confirmed
     if guess:
-        # the guess's certificate reads the last view's model through a mask: restricted in
-        # its own memory only once the guess holds (docs/eigen-step.md)
+        # (only a solver that does not search from the certificate guesses: the guess's
+        # certificate reads the last view's model through a mask, as the certificate made
+        # again after a guess that does not hold does)
         with _HeldLog(logging.getLogger("spca_cli")) as said:
             out, certificate, held, solver_bounds, bound_list = attempt(eigen, False)
         if _nothing_better(out.value, bound_list):
             said.hand_on()
-            if consume_previous:
-                certificate = _bounds.consumed(certificate)
         else:
             said.hand_on(warnings=False)
             eigen = converged_pairs()

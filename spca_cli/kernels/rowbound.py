@@ -109,8 +109,9 @@ _LAZY = 128
 @njit(cache=True)
 def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, lo, hi,
                    out, cptr, cq, cval, vmax_h, pvals, vorder, vrank, vcut, horder, hrank, sel,
-                   coef):
-    """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread).
+                   coef, active):
+    """:func:`offdiag_top_sums` for the rows lo..hi-1 (a block of one thread); with ``active``
+    (not empty) only the rows where it is True (the others' sums stay 0).
 
     Each pass first computes a run of values and counts those above their heap's floor with no
     branch (so the compiler vectorises it), and offers them only when one is: after the first
@@ -132,11 +133,15 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
     # heaps[r, 0] once heap r is full: smaller values skip. Rows of H have their own pass below.
     floor = np.full(B, -np.inf)
     outside = B
+    masked = active.shape[0] > 0
     for r in range(B):
         i = lo + r
         if hpos[i] >= 0:
             floor[r] = np.inf
             outside -= 1
+            continue
+        if masked and not active[i]:
+            floor[r] = np.inf  # (no value offered: its sum is not asked for)
             continue
         # ``top`` is in decreasing order: written from the heap's end backwards its values are
         # in increasing order, which is a min-heap without a sift (the offers took half of a
@@ -172,7 +177,7 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
         htaken = np.full(hdepth, -1, dtype=np.int64)
         for r in range(B):
             i = lo + r
-            if hpos[i] >= 0:
+            if hpos[i] >= 0 or (masked and not active[i]):
                 continue
             f = floor[r]
             t, end = cptr[i], cptr[i + 1]
@@ -191,6 +196,11 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
                             if sizes[r] == count:
                                 f = heaps[r, 0]
                     t += 1
+                    if masked:
+                        # the entries of exact rows off the view (weight 0) add nothing: passed
+                        # over here, not one outer step (and one weight) each
+                        while t < end and v[hrow[cq[t]]] == 0.0:
+                            t += 1
                     clevel = c if t < end else 0.0
                 else:
                     clevel = 0.0
@@ -238,6 +248,8 @@ def _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, 
     for i in range(lo, hi):
         r = i - lo
         p = hpos[i]
+        if masked and not active[i]:
+            continue
         if p >= 0 and prefixes:
             # the prefix alone for its first _LAZY entries (all of them without a weights'
             # list), then beside the largest weights
@@ -438,7 +450,7 @@ def _max_on(v, hrow):
 
 @njit(cache=True, parallel=True)
 def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, block, cptr, cq,
-                       cval, pvals, sel, coef):
+                       cval, pvals, sel, coef, active):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
@@ -451,13 +463,14 @@ def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, bloc
     for b in prange(n_blocks):
         reads[b] = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest,
                                   vmax, b * block, min(n, (b + 1) * block), out, cptr, cq, cval,
-                                  vmax_h, pvals, vorder, vrank, vcut, horder, hrank, sel, coef)
+                                  vmax_h, pvals, vorder, vrank, vcut, horder, hrank, sel, coef,
+                                  active)
     return out, np.sum(reads)
 
 
 @njit(cache=True)
 def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq, cval,
-                     pvals, sel, coef):
+                     pvals, sel, coef, active):
     n = hpos.shape[0]
     out = np.zeros(n)
     g, top = _cauchy_schwarz_top(hpos, sqd, v, count)
@@ -467,7 +480,7 @@ def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, 
     horder, hrank = _h_order(v, hrow, cptr.shape[0] > 0)
     read = _top_sums_rows(CT, hpos, hrow, sqd, v, count, g, top, order, lengths, rest, vmax, 0, n,
                           out, cptr, cq, cval, _max_on(v, hrow), pvals, vorder, vrank, vcut,
-                          horder, hrank, sel, coef)
+                          horder, hrank, sel, coef, active)
     return out, float(read)
 
 
@@ -876,7 +889,7 @@ _PARALLEL_WORK = 1 << 16
 
 
 def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None, visited=None,
-                     terms=None):
+                     terms=None, active=None):
     """For every word i: the sum of the ``count`` largest of {|A'_ij| v_j : j != i}.
 
     Entries with i or j in H are exact; the others are replaced by sqd_i sqd_j >= |A'_ij|
@@ -887,10 +900,13 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None,
     :func:`outside_columns`, lets each of them stop likewise. ``visited``, an array of one
     float, gains the number of entries of CT read. ``terms``, a pair of (n, count) arrays
     (int64, float64), receives each sum's terms of positive weight: the word j and |A'_ij|
-    (sqd_i sqd_j for a Cauchy-Schwarz pair; word -1: no term). Shape (n,).
+    (sqd_i sqd_j for a Cauchy-Schwarz pair; word -1: no term). ``active``, a boolean array:
+    only the rows where it is True (the others' sums 0 and terms not written; a view read
+    through a mask, whose other words weigh 0). Shape (n,).
     """
     if count <= 0:
         return np.zeros(hpos.shape[0])
+    active = np.zeros(0, dtype=np.bool_) if active is None else active
     if terms is None:
         terms = (np.zeros((0, count), dtype=np.int64), np.zeros((0, count)))
     if prefixes is None:
@@ -912,10 +928,10 @@ def offdiag_top_sums(CT, hpos, hrow, sqd, v, count, prefixes=None, columns=None,
         # (on one thread the team's launch is all the parallel kernel adds: a --by group's
         # calls took 1 ms there against 0.1 ms here)
         out, read = _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr,
-                                     cq, cval, pvals, *terms)
+                                     cq, cval, pvals, *terms, active)
     else:
         out, read = _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, 256,
-                                       cptr, cq, cval, pvals, *terms)
+                                       cptr, cq, cval, pvals, *terms, active)
     if visited is not None:
         visited[0] += read
     return out
