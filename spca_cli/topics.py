@@ -387,6 +387,8 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
     # nothing to gain
     eligible = "certificate" not in spec.inputs and "eigen" in spec.inputs
     guessing, converged_pairs = False, None
+    # (lambda_1 of A: the rounding of a view that is zero up to rounding, _nothing_better)
+    scale = float(eigen0.values[0]) if len(eigen0.values) else 0.0
     for index in range(1, n_components + 1):
         if index > 1:
             # the deflated view's leading eigenvectors are close to the last Ritz block: start
@@ -402,11 +404,11 @@ def _run_deflation(solver, A0, eigen0, labels, k, n_components, rank, deflation,
             eigenpairs, previous=certificate if disjoint and index > 1 else None, forced=forced,
             consume_previous="certificate" in spec.inputs,
             progress=_labelled(progress, f"topic {index}"),
-            converged_pairs=converged_pairs if guessing else None)
+            converged_pairs=converged_pairs if guessing else None, rounding_scale=scale)
         # the next view guesses when this one's topic is certified 1.0000 (every view of the
         # 1M-tweet benchmarks but the dupes' first; none of the airline tweets' or KOS's):
         # a guess that does not hold costs its view a second solve and certificate
-        guessing = eligible and _nothing_better(out.value, bound_list)
+        guessing = eligible and _nothing_better(out.value, bound_list, scale, k)
         found.append((out, bound_list))
         logger.info("component %d: %s", index, " ".join(str(labels[i]) for i in out.indices))
         if index < n_components:
@@ -437,7 +439,7 @@ def _labelled(progress, label):
 
 def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
                 eigenpairs, *, previous=None, forced=None, consume_previous=False,
-                progress=None, converged_pairs=None):
+                progress=None, converged_pairs=None, rounding_scale=0.0):
     """One topic of the view ``A`` (eigenpairs ``eigen``), certified: the solver's output, its
     bound list, the view's :class:`~spca_cli.bounds.RowCertificate` (``previous`` as
     :func:`~spca_cli.bounds.row_certificate` takes it) and the eigenpairs the bounds used
@@ -450,7 +452,8 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
     ``Eigen.confirmed`` False), returns the pairs the view gets without guessing: when the
     topic found on the guess is not certified 1.0000, the view is solved and certified again
     on those, as if there had been no guess (the returned pairs are then confirmed), and what
-    the solver logged of the guess is dropped."""
+    the solver logged of the guess is dropped. ``rounding_scale``: lambda_1 of the undeflated
+    A, whose rounding a topic's value may exceed a bound by (:func:`_nothing_better`)."""
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
     # (the pairs are given with each solve: a guess may be replaced)
     available = {"rank": rank, "random_state": random_state, "time_limit": time_limit,
@@ -485,7 +488,7 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
         # again after a guess that does not hold does)
         with _HeldLog(logging.getLogger("spca_cli")) as said:
             out, certificate, held, solver_bounds, bound_list = attempt(eigen, False)
-        if _nothing_better(out.value, bound_list):
+        if _nothing_better(out.value, bound_list, rounding_scale, k):
             said.hand_on()
         else:
             said.hand_on(warnings=False)
@@ -547,13 +550,17 @@ class _HeldLog(logging.Handler):
         self.records = []
 
 
-def _nothing_better(value, bound_list):
+def _nothing_better(value, bound_list, scale, k):
     """Whether a bound of ``bound_list`` that uses no eigenpair leaves no topic better than
     ``value`` by more than the certificate's precision (:data:`~spca_cli.bounds.
-    CERTIFICATE_RTOL`: a ratio of 1.0000 as reported)."""
+    CERTIFICATE_RTOL`: a ratio of 1.0000 as reported). ``scale`` (lambda_1 of the undeflated A)
+    and ``k`` set the rounding a view that is zero up to rounding may put a value above its
+    bounds by (:func:`~spca_cli.bounds.cover_rounding`, as the report does)."""
     free = [bound for bound, _ in _bounds.eigen_free(bound_list)]
-    return bool(free) and (_bounds.certified_ratio(value, min(free))
-                           >= 1.0 - _bounds.CERTIFICATE_RTOL)
+    if not free:
+        return False
+    bound = _bounds.cover_rounding(min(free), value, scale, k)
+    return _bounds.certified_ratio(value, bound) >= 1.0 - _bounds.CERTIFICATE_RTOL
 
 
 def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,

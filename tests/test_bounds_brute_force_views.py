@@ -67,6 +67,11 @@ FIXED = {
     # the best below zero, and its window (best * (1 - 1e-10), above a negative best) kept none
     # of them: a TypeError
     (36085, False): {},
+    # a rank-1 matrix under projection deflation: the second view is zero up to rounding, and
+    # the test whether the next view may guess compared the truncated power method's value
+    # (3.48e-17) with a row bound of rounding's size (3.39e-17) without the rounding the report
+    # covers (bounds.cover_rounding): a RuntimeError
+    (6154, False): {},
 }
 
 
