@@ -130,6 +130,7 @@ class LocalBackend:
         self._copies_by_row = None  # (_row_copies)
         self._cuts = {}  # threads -> where their runs of documents start (_document_cuts)
         self._columns = {}
+        self._blocks = []  # (words, block): the kept columns formed together (kept_block)
         self._column_dtype = None
 
     def _documents_by_word(self):
@@ -311,11 +312,13 @@ class LocalBackend:
             return self.dense[:, idx].copy()
         return stacked_columns(self.column_list(idx), self.n)
 
-    def column_list(self, idx):
+    def column_list(self, idx, *, beyond_room=False):
         """A[:, j] for each j of ``idx``, as the column cache holds them (length-n arrays,
         float32 where that is exact): for a caller that copies them where it needs them (a
         certificate's exact rows), without the (n, len(idx)) float64 block of :meth:`columns`
-        (101 MB for 64 columns of 197,316 words). Read only: cached arrays are shared."""
+        (101 MB for 64 columns of 197,316 words). Read only: cached arrays are shared.
+        ``beyond_room``: kept even past the cache's room (columns a caller keeps anyway: the
+        first certificate's exact rows, :meth:`kept_block`)."""
         idx = np.asarray(idx, dtype=np.int64)
         if self.S is None:
             return [self.dense[:, j] for j in idx.tolist()]
@@ -323,7 +326,7 @@ class LocalBackend:
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         fresh = {}
         if missing.size:
-            if cache_room(cache, self.n) < missing.size:
+            if not beyond_room and cache_room(cache, self.n) < missing.size:
                 fresh = dict(zip(missing.tolist(), self.rows(missing)))
             else:
                 # formed in the cache's type (float32 holds every partial sum exactly: each is
@@ -332,7 +335,16 @@ class LocalBackend:
                 # columns: 404 MB less written)
                 block = self.rows(missing, dtype=self._cache_dtype())
                 cache.update(zip(missing.tolist(), block))
+                self._blocks.append((missing, block))
         return [cache[j] if j in cache else fresh[j] for j in idx.tolist()]
+
+    def kept_block(self, idx):
+        """The kept columns A[:, idx] as the one (len(idx), n) block they were formed in, when
+        ``idx`` is exactly that block's words in order (read only); else None."""
+        for words, block in self._blocks:
+            if np.array_equal(words, idx):
+                return block
+        return None
 
     def _cache_dtype(self):
         """float32 when it holds every entry of A exactly (S's values are integers and the

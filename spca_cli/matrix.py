@@ -194,10 +194,18 @@ class Gram:
         return self.backend.column_list(np.asarray(idx, dtype=np.int64))
 
     def keep_columns(self, idx):
-        """Form the columns A[:, idx] of the undeflated A once, kept by the backend for every
-        view (as far as its room allows): :meth:`submatrix`, :meth:`columns_product` and the
-        certificates' exact rows then read them instead of passes over S."""
-        self.base_column_list(idx)
+        """Form the columns A[:, idx] of the undeflated A once, as one block kept by the
+        backend for every view (past its room: the caller's certificate keeps them anyway):
+        :meth:`submatrix`, :meth:`columns_product` and the certificates' exact rows then read
+        them instead of passes over S."""
+        self.backend.column_list(np.asarray(idx, dtype=np.int64), beyond_room=True)
+
+    def kept_block(self, idx):
+        """The kept columns A[:, idx] of the undeflated A as one (len(idx), n) array when the
+        backend formed and keeps exactly these, in this order, as one block (read only; no
+        copy); else None."""
+        kept = getattr(self.backend, "kept_block", None)
+        return None if kept is None else kept(np.asarray(idx, dtype=np.int64))
 
     def columns_product(self, idx, Y):
         """A'[:, idx] Y for Y of shape (len(idx), c), shape (n, c). On an undeflated A from

@@ -214,8 +214,13 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
 
     # the first certificate forms the columns of A's first exact rows whatever the solver: those
     # the column cache keeps for every view start the first eigen step with no product
-    # (spectrum.py, ``coordinates``)
-    coordinates = _bounds.first_exact_words(A0)[:A0.column_room()]
+    # (spectrum.py, ``coordinates``); all of them when the certificate reads them where they
+    # are kept (dupes-1M: 256 columns of 197,316 words, where the cache's room holds 106), none
+    # on a backend that keeps no column
+    room = A0.column_room()
+    coordinates = _bounds.first_exact_words(A0)
+    if not (room and _bounds.reads_kept_rows(A0)):
+        coordinates = coordinates[:room]
     # the pairs past rank + 1 serve only the total bounds and the reported eigenvalues
     eigen0 = eigenpairs(A0, n_eig, tol=first_call_tolerances(n_eig, max(rank + 1, 2)),
                         coordinates=coordinates)

@@ -139,14 +139,17 @@ class DaskBackend:
         """A[:, idx], cached on the client for every view of this A (as LocalBackend)."""
         return stacked_columns(self.column_list(idx), self.n)
 
-    def column_list(self, idx):
-        """A[:, j] for each j of ``idx`` as the client's cache holds them (as LocalBackend's)."""
+    def column_list(self, idx, *, beyond_room=False):
+        """A[:, j] for each j of ``idx`` as the client's cache holds them (as LocalBackend's,
+        ``beyond_room`` too)."""
         idx = np.asarray(idx, dtype=np.int64)
         cache = self._columns
         missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         fresh = {}
         if missing.size:
             room = cache_room(cache, self.n, _COLUMN_CACHE_BYTES)
+            if beyond_room:
+                room = max(room, missing.size)
             ahead = self._read_ahead(missing, room)
             asked = np.concatenate([missing, ahead])
             block = self._sum("columns", asked)
