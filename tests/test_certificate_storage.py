@@ -353,3 +353,37 @@ def test_rows_copied_from_the_cached_columns_are_those_of_the_stacked_block(case
                                else np.float64)
     assert np.array_equal(listed.CT, stacked.CT)
     assert np.array_equal(listed.hpos, stacked.hpos)
+
+
+def test_the_first_certificate_reads_the_kept_columns_in_place():
+    """A nonnegative A whose words all occur: the first certificate's model of EXACT_ROWS rows
+    is the block of columns the first eigen step keeps (no copy), in that block's order, and
+    bounds as a model with its own rows; a restriction in place (auto and exact's remove
+    views) leaves that block as it was and bounds as the copy's."""
+    from spca_cli import bounds
+
+    rng = np.random.default_rng(12)
+    S = sp.csr_array((rng.random((900, 400)) < 0.05) * 1.0)
+    S = sp.csr_array(sp.vstack([S, sp.eye(400, format="csr")]))  # (every word occurs)
+    A = Gram.from_documents(S)
+    words = bounds.first_exact_words(A)
+    assert bounds.reads_kept_rows(A) and words.size == bounds.EXACT_ROWS
+    A.keep_columns(words)
+    block = A.kept_block(words)
+    kept = block.copy()
+    model = RowModel.of(A, exact_rows=bounds.EXACT_ROWS)
+    own = RowModel.of(Gram.from_documents(S), exact_rows=bounds.EXACT_ROWS)
+    assert np.shares_memory(model.CT, block) and not np.shares_memory(own.CT, block)
+    np.testing.assert_array_equal(model.words[model.hrow], words)
+    np.testing.assert_array_equal(model.CT[model.hpos[own.hrow]], own.CT)
+    one = weighted_row_bound(model, 5, rtol=0.0, max_iter=40)
+    two = weighted_row_bound(own, 5, rtol=0.0, max_iter=40)
+    assert one.value == pytest.approx(two.value, rel=1e-12)
+    keep = np.ones(400, dtype=bool)
+    keep[words[:3]] = False
+    restricted = model.restrict(keep, in_place=True)
+    np.testing.assert_array_equal(A.kept_block(words), kept)
+    copied = own.restrict(keep)
+    three = weighted_row_bound(restricted, 5, rtol=0.0, max_iter=40)
+    four = weighted_row_bound(copied, 5, rtol=0.0, max_iter=40)
+    assert three.value == pytest.approx(four.value, rel=1e-12)
