@@ -870,46 +870,9 @@ class RowModel:
             words = _model_words(A)
         words = np.asarray(words, dtype=np.int64)
         diag = diag_all[words]
-        shared = _kept_rows(cls, A, words, diag, exact_rows, sorted_reads)
-        if shared is not None:
-            return shared
-        in_h = np.sort(_largest_first(diag, exact_rows))
-        h = in_h.size
-        # float32 while every entry is exactly a float32 (co-occurrence counts of binary or
-        # count data below 2^24 always are): the same numbers in half the memory (at 50,000
-        # words and 700 exact rows 140 MB instead of 280 MB); float64 from the first entry that
-        # float32 would round
-        CT = np.empty((h, words.size), dtype=np.float32)
-        # the (n, h) columns and their copies never exist at once: _COLUMN_BLOCK at a time,
-        # formed on the product threads (the first 256 rows of 1M clustered tweets: 1.6 s on 2
-        # cores and a process peak of 1.30 GB, against 2.5 s and 1.27 GB one column at a time)
-        every_word = words.size == A.n  # (then words is 0..n-1: no gather)
-        # undeflated or remove views: A'_ij = A_ij between active words, so the base columns
-        # serve unmasked (no (n, 64) masked copies)
-        base = A.X is None and bool(np.all(A.active()[words]))
-        for lo in range(0, h, _COLUMN_BLOCK):
-            part = words[in_h[lo:lo + _COLUMN_BLOCK]]
-            # the base columns as the backend caches them, each copied into its row (float32
-            # columns straight into float32 rows: dupes-1M's 256 rows of 197,316 words in
-            # 0.37 s, against 0.71 s through a float64 block, its absolute value and a check)
-            if base:
-                for t, column in enumerate(A.base_column_list(part)):
-                    row = column if every_word else column[words]
-                    if (CT.dtype == np.float32 and row.dtype != np.float32
-                            and not fits_float32(row)):
-                        CT = _widened(CT, lo + t)
-                    np.abs(row, out=CT[lo + t], casting="unsafe")
-                continue
-            # a projection view's columns (C-contiguous rows: they come in Fortran order)
-            rows = A.columns(part).T
-            # np.take, not rows[:, words]: a quarter of the time on (64, 50,000) blocks
-            rows = np.abs(rows if every_word else np.take(rows, words, axis=1))
-            if CT.dtype == np.float32 and not fits_float32(rows):
-                CT = _widened(CT, lo)
-            CT[lo:lo + part.size] = rows
-        hpos = np.full(words.size, -1, dtype=np.int64)
-        hpos[in_h] = np.arange(h)
-        model = cls(words, diag, CT, hpos, in_h.astype(np.int64), A.psd_margin)
+        model = _kept_rows(cls, A, words, diag, exact_rows)
+        if model is None:
+            model = _own_rows(cls, A, words, diag, exact_rows)
         if not sorted_reads:
             model._worth_prefixes = model._sorted_reads = False
         return model
@@ -1044,7 +1007,49 @@ def reads_kept_rows(A):
             and _model_words(A).size == A.n)
 
 
-def _kept_rows(cls, A, words, diag, exact_rows, sorted_reads):
+def _own_rows(cls, A, words, diag, exact_rows):
+    """The model of the view ``A`` on ``words`` with its exact rows (the words of largest
+    diagonal, in word order) copied into an array of its own."""
+    in_h = np.sort(_largest_first(diag, exact_rows))
+    h = in_h.size
+    # float32 while every entry is exactly a float32 (co-occurrence counts of binary or
+    # count data below 2^24 always are): the same numbers in half the memory (at 50,000
+    # words and 700 exact rows 140 MB instead of 280 MB); float64 from the first entry that
+    # float32 would round
+    CT = np.empty((h, words.size), dtype=np.float32)
+    # the (n, h) columns and their copies never exist at once: _COLUMN_BLOCK at a time,
+    # formed on the product threads (the first 256 rows of 1M clustered tweets: 1.6 s on 2
+    # cores and a process peak of 1.30 GB, against 2.5 s and 1.27 GB one column at a time)
+    every_word = words.size == A.n  # (then words is 0..n-1: no gather)
+    # undeflated or remove views: A'_ij = A_ij between active words, so the base columns
+    # serve unmasked (no (n, 64) masked copies)
+    base = A.X is None and bool(np.all(A.active()[words]))
+    for lo in range(0, h, _COLUMN_BLOCK):
+        part = words[in_h[lo:lo + _COLUMN_BLOCK]]
+        # the base columns as the backend caches them, each copied into its row (float32
+        # columns straight into float32 rows: dupes-1M's 256 rows of 197,316 words in
+        # 0.37 s, against 0.71 s through a float64 block, its absolute value and a check)
+        if base:
+            for t, column in enumerate(A.base_column_list(part)):
+                row = column if every_word else column[words]
+                if (CT.dtype == np.float32 and row.dtype != np.float32
+                        and not fits_float32(row)):
+                    CT = _widened(CT, lo + t)
+                np.abs(row, out=CT[lo + t], casting="unsafe")
+            continue
+        # a projection view's columns (C-contiguous rows: they come in Fortran order)
+        rows = A.columns(part).T
+        # np.take, not rows[:, words]: a quarter of the time on (64, 50,000) blocks
+        rows = np.abs(rows if every_word else np.take(rows, words, axis=1))
+        if CT.dtype == np.float32 and not fits_float32(rows):
+            CT = _widened(CT, lo)
+        CT[lo:lo + part.size] = rows
+    hpos = np.full(words.size, -1, dtype=np.int64)
+    hpos[in_h] = np.arange(h)
+    return cls(words, diag, CT, hpos, in_h.astype(np.int64), A.psd_margin)
+
+
+def _kept_rows(cls, A, words, diag, exact_rows):
     """The model of ``A`` on every word with the backend's kept columns of its exact rows as
     they are (no copy), or None: when ``A`` is undeflated and nonnegative (|A| = A) and those
     columns (the words of largest diagonal, largest first) are one block the backend keeps,
@@ -1061,8 +1066,6 @@ def _kept_rows(cls, A, words, diag, exact_rows, sorted_reads):
     hpos[order] = np.arange(order.size)
     model = cls(words, diag, block, hpos, order.astype(np.int64), A.psd_margin)
     model._shared_rows = True
-    if not sorted_reads:
-        model._worth_prefixes = model._sorted_reads = False
     return model
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
-from spca_cli.backend import LocalBackend
+from spca_cli.backend import LocalBackend, stacked_columns
 
 __all__ = ["Gram", "SparseProducts", "check_psd_matrix"]
 
@@ -222,9 +222,7 @@ class Gram:
         block = np.empty((self.n, min(_COLUMN_CHUNK, len(columns))), order="F")
         for lo in range(0, len(columns), _COLUMN_CHUNK):
             part = columns[lo:lo + _COLUMN_CHUNK]
-            for t, column in enumerate(part):
-                block[:, t] = column
-            out += block[:, :len(part)] @ Y[lo:lo + len(part)]
+            out += stacked_columns(part, self.n, out=block[:, :len(part)]) @ Y[lo:lo + len(part)]
         return out
 
     def column_room(self):

@@ -666,14 +666,14 @@ def _orthonormal(W, Q, scale, *, again=True):
         # the eigenvalues)
         W -= Q @ (Q.T @ W)
         W = W[:, _column_norms(W) > 0.5]
-        gram = W.T @ W
-        if W.shape[1] and again and np.max(np.abs(gram - np.eye(W.shape[1]))) <= _NEAR_UNIT:
+        gram = W.T @ W if W.shape[1] and again else None
+        if gram is not None and np.max(np.abs(gram - np.eye(W.shape[1]))) <= _NEAR_UNIT:
             # what the projection took was rounding: the block is orthonormal to 1e-6, and one
             # Cholesky step, whose factor is then conditioned within 1e-5 of 1, makes it
             # orthonormal without amplifying what is left of Q (a second projection and
             # CholQR2 cost 60 ms a block of 15 columns at 197,316 words)
             W = W @ _inverse_lower(np.linalg.cholesky(0.5 * (gram + gram.T))).T
-        elif W.shape[1] and again:
+        elif gram is not None:
             W = _orthonormal(W, Q, 1.0, again=False)
         elif W.shape[1]:  # (once is enough: the columns were orthonormal to Q's rounding)
             W /= _column_norms(W)

@@ -464,7 +464,7 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
     available = {"rank": rank, "random_state": random_state, "time_limit": time_limit,
                  "forced": forced, "progress": progress}
 
-    def attempt(eigen, consume):
+    def attempt(eigen):
         inputs = {**available, "eigen": eigen}
         out = None
         if "certificate" not in spec.inputs:
@@ -475,7 +475,7 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
         t = time.perf_counter()
         certificate = _bounds.row_certificate(A, k, previous=previous,
                                               attained=None if out is None else out.value,
-                                              consume_previous=consume)
+                                              consume_previous=consume_previous)
         held = None
         if forced is not None:
             held = _forced_certificate(A, k, certificate, forced, out)
@@ -488,20 +488,19 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
 
     guess = converged_pairs is not None and not eigen.confirmed
     if guess:
-        # (only a solver that does not search from the certificate guesses: the guess's
-        # certificate reads the last view's model through a mask, as the certificate made
-        # again after a guess that does not hold does)
+        # (only a solver that does not search from the certificate guesses: consume_previous
+        # is False, and the guess's certificate reads the last view's model through a mask, as
+        # the certificate made again after a guess that does not hold does)
         with _HeldLog(logging.getLogger("spca_cli")) as said:
-            out, certificate, held, solver_bounds, bound_list = attempt(eigen, False)
+            out, certificate, held, solver_bounds, bound_list = attempt(eigen)
         if _nothing_better(out.value, bound_list, rounding_scale, k):
             said.hand_on()
         else:
             said.hand_on(warnings=False)
             eigen = converged_pairs()
-            out, certificate, held, solver_bounds, bound_list = attempt(eigen,
-                                                                        consume_previous)
+            out, certificate, held, solver_bounds, bound_list = attempt(eigen)
     else:
-        out, certificate, held, solver_bounds, bound_list = attempt(eigen, consume_previous)
+        out, certificate, held, solver_bounds, bound_list = attempt(eigen)
     # (pairs still unconfirmed here gave a topic certified 1.0000: nothing to refine for)
     if eigen.confirmed and _could_refine(A, k, eigen, rank, n_pairs, certificate, bound_list,
                                          out.value):
