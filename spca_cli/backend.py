@@ -93,6 +93,14 @@ def stacked_columns(columns, n, out=None):
     return out
 
 
+def _written(result, out):
+    """``result``, or ``out`` with it written in."""
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
 class LocalBackend:
     """A = S^T S (``S`` sparse, documents x words) or a dense PSD ``A``, in this process.
 
@@ -191,11 +199,12 @@ class LocalBackend:
                 self._diag = np.diag(self.dense).copy()
         return self._diag
 
-    def matmat(self, X):
+    def matmat(self, X, out=None):
         """A X for a dense X of shape (n, width) or (n,): one pass over S (kernels/products.py),
-        the documents split between the product threads."""
+        the documents split between the product threads. ``out``: an (n, width) array (any
+        layout) to write it into, returned."""
         if self.S is None:
-            return self.dense @ X
+            return _written(self.dense @ X, out)
         from spca_cli.kernels.products import gram_block_product, gram_block_product_parallel
 
         one_d = X.ndim == 1
@@ -213,11 +222,18 @@ class LocalBackend:
             docs, copies = self._distinct_documents()
             if threads not in self._cuts:  # (every product of the run splits them alike)
                 self._cuts[threads] = self._document_cuts(threads, docs)
-            out = gram_block_product_parallel(*arrays, X, docs, copies, self._cuts[threads],
-                                              self._is_binary())
+            # (Fortran order, as an eigen step's basis takes it: one layout, one compiled
+            # kernel)
+            result = (np.empty((self.n, width), order="F") if out is None
+                      else out.reshape(self.n, width))
+            gram_block_product_parallel(*arrays, X, docs, copies, self._cuts[threads],
+                                        self._is_binary(), result)
         else:
-            out = gram_block_product(*arrays, X, self._is_binary())
-        return out[:, 0] if one_d else out[:, :width]
+            result = _written(gram_block_product(*arrays, X, self._is_binary())[:, :width],
+                              None if out is None else out.reshape(self.n, width))
+        if out is not None:
+            return out
+        return result[:, 0] if one_d else result
 
     def _product_threads(self):
         if self.threads is not None:

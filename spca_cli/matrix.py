@@ -113,8 +113,8 @@ class Gram:
         """diag(A) of the undeflated A, shared by all views."""
         return self.backend.diagonal()
 
-    def _base_matmat(self, X):
-        return self.backend.matmat(X)
+    def _base_matmat(self, X, out=None):
+        return self.backend.matmat(X) if out is None else self.backend.matmat(X, out=out)
 
     def _masked_X(self):
         if self._MX_cache is None:
@@ -122,8 +122,9 @@ class Gram:
         return self._MX_cache
 
     # ------------------------------------------------------------------ products with A'
-    def matmat(self, V):
-        """A' V for V of shape (n, p) (or (n,)), without forming A'."""
+    def matmat(self, V, out=None):
+        """A' V for V of shape (n, p) (or (n,)), without forming A'. ``out``: an array of
+        shape (n, p) (any layout) to write it into, returned."""
         V = np.asarray(V, dtype=np.float64)
         one_d = V.ndim == 1
         if one_d:
@@ -132,15 +133,20 @@ class Gram:
             V = V - self.X @ (self.R @ (self.X.T @ V))  # Q V
         if self.mask is not None:
             V = V * self.mask[:, None]
-        W = self._base_matmat(V)
-        if W is V:  # (a backend that hands back its input: W is changed in place below)
-            W = W.copy()
+        if out is not None:
+            W = self._base_matmat(V, out.reshape(V.shape))
+        else:
+            W = self._base_matmat(V)
+            if W is V:  # (a backend that hands back its input: W is changed in place below)
+                W = W.copy()
         # (in place: W is the product's own array, and a copy of n x p costs a pass and fresh
         # memory, 24 MB a block product at 197,316 words)
         if self.mask is not None:
             W *= self.mask[:, None]
         if self.X is not None:
             W -= self.X @ (self.R.T @ (self.X.T @ W))  # Q^T W
+        if out is not None:
+            return out
         return W[:, 0] if one_d else W
 
     def matvec(self, v):
@@ -209,14 +215,20 @@ class Gram:
 
     def columns_product(self, idx, Y):
         """A'[:, idx] Y for Y of shape (len(idx), c), shape (n, c). On an undeflated A from
-        the backend's kept columns, :data:`_COLUMN_CHUNK` of them at a time in one float64
-        block (the first eigen step's 256 columns of 197,316 words: a 50 MB block written 8
-        times instead of the 404 MB of :meth:`columns`, whose fresh memory took 0.3-1.4 s to
-        fault in)."""
+        the backend's kept columns: read in place when they are one kept block
+        (:func:`~spca_cli.kernels.products.rows_product`), else :data:`_COLUMN_CHUNK` of them
+        at a time in one float64 block (the first eigen step's 256 columns of 197,316 words: a
+        50 MB block written 8 times instead of the 404 MB of :meth:`columns`, whose fresh
+        memory took 0.3-1.4 s to fault in)."""
         idx = np.asarray(idx, dtype=np.int64)
         Y = np.asarray(Y, dtype=np.float64)
         if self.is_deflated:
             return self.columns(idx) @ Y
+        block = self.kept_block(idx)
+        if block is not None:
+            from spca_cli.kernels.products import rows_product
+
+            return rows_product(block, np.ascontiguousarray(Y))
         columns = self.base_column_list(idx)
         out = np.zeros((self.n, Y.shape[1]))
         block = np.empty((self.n, min(_COLUMN_CHUNK, len(columns))), order="F")

@@ -870,21 +870,24 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, gu
     history = []  # after each product, the largest residual / (its tolerance), of the wanted
     while True:
         if W is not None:
-            Z = matmat(W)
-            products += 1
             j = W.shape[1]
-            widest = max(widest, j)
             if c + j > Qbuf.shape[1]:
                 room = max(c + j, min((3 * Qbuf.shape[1]) // 2, max_cols + b))
                 Qbuf, AQbuf = _grown(Qbuf, c, room), _grown(AQbuf, c, room)
+            # (the product written straight into the image's buffer: no copy of it)
+            Z = matmat(W, out=AQbuf[:, c:c + j])
+            products += 1
+            widest = max(widest, j)
             Qbuf[:, c:c + j] = W
-            AQbuf[:, c:c + j] = Z
             top = Qbuf[:, :c].T @ Z  # (c, j) new columns of T
             corner = W.T @ Z
             T = np.block([[T, top], [top.T, 0.5 * (corner + corner.T)]])
             c += j
             if probing:
                 probed.extend(range(c - min(spare, j), c))
+                # (the images the probe multiplies next, kept apart: a thick restart below
+                # writes over the buffer that holds Z)
+                born = Z[:, -spare:].copy()
         largest = max(largest, c)
         Q, AQ = Qbuf[:, :c], AQbuf[:, :c]
         # eigh returns ascending eigenvalues; reverse them to largest first
@@ -952,8 +955,8 @@ def _block_krylov(matmat, n, p, *, rng, tol, start=None, basis=None, probe=0, gu
         elif probing:
             # the probe: the last block's random-born columns (last in it: the orthonormal
             # factor is triangular) multiplied once more
-            fresh = np.column_stack([R[:, live], Z[:, -spare:]])
-            j, extra = fresh.shape[1], min(spare, Z.shape[1])
+            fresh = np.column_stack([R[:, live], born])
+            j, extra = fresh.shape[1], born.shape[1]
         else:
             fresh = R[:, live][:, :j]
         if q < b:  # a basis narrower than the block (columns dropped): random ones for the rest

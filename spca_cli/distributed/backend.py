@@ -125,8 +125,12 @@ class DaskBackend:
             self._diag = self._sum("diagonal")
         return self._diag
 
-    def matmat(self, X):
-        return self._sum("matmat", np.ascontiguousarray(X, dtype=np.float64))
+    def matmat(self, X, out=None):
+        product = self._sum("matmat", np.ascontiguousarray(X, dtype=np.float64))
+        if out is None:
+            return product
+        out[...] = product
+        return out
 
     def sparse_matvec(self, idx, w):
         return self._sum("sparse_matvec", np.asarray(idx, dtype=np.int64),
