@@ -659,58 +659,100 @@ def row_prefixes(CT, length=PREFIX):
 
 @njit(cache=True, parallel=True)
 def _prefix_rows(CT, order, lengths, rest):
-    """Each row's ``order.shape[1]`` largest entries in order and how many of them are nonzero:
-    the nonzero entries sorted alone when they fit (a co-occurrence row of short texts holds a
-    few percent of nonzeros), else a partition for the threshold, then only the prefix sorted;
-    the positions after a row's nonzeros are filled with zero entries' positions (the branch
-    and bound reads ``order`` to its end)."""
+    """Each row's ``order.shape[1]`` largest entries in order and how many of them are nonzero
+    (CT >= 0: |A'|): a row's nonzero entries gathered in one pass, all sorted when they fit (a
+    co-occurrence row of short texts holds a few percent of nonzeros), else partitioned for
+    the threshold and only the prefix sorted; the positions after a row's nonzeros are filled
+    with zero entries' positions (the branch and bound reads ``order`` to its end). (Selecting
+    among the nonzeros alone, in the rows' own type: 256 rows of 197,316 words, 13% nonzero,
+    0.13 s where partitions of whole float64 copies took 0.5 s.)"""
     h, n = CT.shape
     length = order.shape[1]
     for p in prange(h):
-        row = CT[p].astype(np.float64)
+        positions = np.empty(n, dtype=np.int64)
+        values = np.empty(n, dtype=CT.dtype)
         nonzero = 0
         for j in range(n):
-            if row[j] != 0.0:
+            x = CT[p, j]
+            if x != 0.0:
+                positions[nonzero] = j
+                values[nonzero] = x
                 nonzero += 1
         chosen = np.empty(length, dtype=np.int64)
         count = 0
         if nonzero <= length:
-            for j in range(n):
-                if row[j] != 0.0:
-                    chosen[count] = j
-                    count += 1
+            chosen[:nonzero] = positions[:nonzero]
+            count = nonzero
             lengths[p] = nonzero
             rest[p] = 0.0
-            sorted_count = nonzero
         else:
-            threshold = _kth_largest(row, length)
-            rest[p] = _kth_largest(row, length + 1)  # (the largest left out)
+            threshold, below = _two_largest_ranks(values[:nonzero].copy(), length)
+            rest[p] = below  # (the largest left out)
             # the entries above the threshold, then those equal to it until the prefix is full
-            for j in range(n):
-                if row[j] > threshold:
-                    chosen[count] = j
+            for t in range(nonzero):
+                if values[t] > threshold:
+                    chosen[count] = positions[t]
                     count += 1
-            for j in range(n):
+            for t in range(nonzero):
                 if count == length:
                     break
-                if row[j] == threshold:
-                    chosen[count] = j
+                if values[t] == threshold:
+                    chosen[count] = positions[t]
                     count += 1
             lengths[p] = length
-            sorted_count = length
-        keys = np.empty(sorted_count)
-        for t in range(sorted_count):
-            keys[t] = -row[chosen[t]]
+        keys = np.empty(count)
+        for t in range(count):
+            keys[t] = -CT[p, chosen[t]]
         sort = np.argsort(keys, kind="mergesort")
-        for t in range(sorted_count):
+        for t in range(count):
             order[p, t] = chosen[sort[t]]
-        filled = sorted_count
+        filled = count
         for j in range(n):
             if filled == length:
                 break
-            if row[j] == 0.0:
+            if CT[p, j] == 0.0:
                 order[p, filled] = j
                 filled += 1
+
+
+@njit(cache=True)
+def _two_largest_ranks(a, m):
+    """(the m-th largest entry of ``a``, the (m+1)-th) for 1 <= m < a.size, reordering ``a``:
+    the quickselect of :func:`_kth_largest` in place, after which every entry before the m-th
+    largest's place is at most it, and the largest of them is the (m+1)-th."""
+    target = a.size - m
+    lo, hi = 0, a.size - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < a[lo]:
+            a[mid], a[lo] = a[lo], a[mid]
+        if a[hi] < a[lo]:
+            a[hi], a[lo] = a[lo], a[hi]
+        if a[hi] < a[mid]:
+            a[hi], a[mid] = a[mid], a[hi]
+        pivot = a[mid]
+        i, j = lo, hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        # a[lo..j] <= pivot <= a[i..hi], and the entries between equal the pivot
+        if target <= j:
+            hi = j
+        elif target >= i:
+            lo = i
+        else:
+            break  # (a[target] is the pivot, in its place)
+    below = a[0]
+    for t in range(1, target):
+        if a[t] > below:
+            below = a[t]
+    return a[target], below
 
 
 def gather_rows(CT, rows, columns, *, in_place=False):
