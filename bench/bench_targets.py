@@ -61,7 +61,7 @@ def child_topics(path):
 
     import spca_cli.topics as topics_module
     from spca_cli.corpus import read_corpus
-    from spca_cli.processes import keep_freed_memory, own_process
+    from spca_cli.processes import huge_page_advice, keep_freed_memory, own_process
     from spca_cli.solvers.spannogram import warm_up
 
     own_process()  # set up as the command line's process is
@@ -69,6 +69,7 @@ def child_topics(path):
     t = time.perf_counter()
     corpus = read_corpus(path)
     ingest = time.perf_counter() - t
+    advice = huge_page_advice(False)  # (NumPy's setting, for the NMF below)
     keep_freed_memory()  # (as the command line does once its corpus is read)
     widths = []
     original = topics_module.top_eigenpairs
@@ -88,6 +89,8 @@ def child_topics(path):
            "certified": [c.certified_ratio for c in result.components],
            "words": [c.words[:3] for c in result.components],
            "shape": list(corpus.S.shape), "nnz": int(corpus.S.nnz), "topics_mb": _peak_mb()}
+    if advice is not None:
+        huge_page_advice(advice)  # (NMF with NumPy's own setting)
     model = NMF(n_components=COMPONENTS, random_state=0)
     t = time.perf_counter()
     with warnings.catch_warnings():

@@ -27,6 +27,14 @@ processes of a parallel read (:mod:`spca_cli.corpus.read`) and of ``--by``
   alternating fresh processes each) the page faults went from 181,000 to 120,000 and the topics
   after the read from a median of 8.14 s to 6.77 s; the whole run's peak from 1.423 to 1.436 GB.
   Not from the start: the read's freed memory, kept, fragmented the heap (peak 1.47-1.52 GB).
+  From the same point NumPy no longer advises the kernel to back its large arrays with
+  transparent huge pages (:func:`huge_page_advice`): where the system's policy is ``madvise``
+  (many distributions', this machine's), a region so advised is faulted in as 2 MB pages, and
+  when none is free at once the fault waits for the kernel to compact memory; the advice stays
+  on heap memory after its array is freed, and every later array there (the numba kernels',
+  which never ask) inherits it (numpy/numpy#31590). On the dupes-1M benchmark's topics after
+  its read, three alternating processes each: system time 1.8-2.0 s -> 0.6-0.7 s, the topics
+  7.2-7.6 s -> 6.1-6.7 s.
 * :func:`worker_start`: the initializer of every worker pool.
 * :func:`usable_cores`: how many processes a pool of them may keep busy.
 """
@@ -39,8 +47,8 @@ import gc
 import os
 import signal
 
-__all__ = ["own_process", "keep_freed_memory", "worker_start", "children_ignore_ctrl_c",
-           "usable_cores"]
+__all__ = ["own_process", "keep_freed_memory", "huge_page_advice", "worker_start",
+           "children_ignore_ctrl_c", "usable_cores"]
 
 
 def usable_cores():
@@ -75,11 +83,13 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 
 def keep_freed_memory():
     """From here on, keep the memory this process frees for its next allocations (see the
-    module's docstring; :data:`_KEEP_BYTES`): for spca's own process once its input is read,
-    never for a library caller's. Returns whether the C library took it (the GNU C library's
-    ``mallopt``; elsewhere its own policy stands)."""
+    module's docstring; :data:`_KEEP_BYTES`), without NumPy's huge-page advice
+    (:func:`huge_page_advice`): for spca's own process once its input is read, never for a
+    library caller's. Returns whether the C library took it (the GNU C library's ``mallopt``;
+    elsewhere its own policy stands)."""
     import ctypes
 
+    huge_page_advice(False)
     try:
         mallopt = ctypes.CDLL(None).mallopt  # (the C library this interpreter runs on)
     except (AttributeError, OSError):
@@ -87,6 +97,21 @@ def keep_freed_memory():
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)) and bool(
         mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))
+
+
+def huge_page_advice(enabled):
+    """Set whether NumPy advises the kernel (``madvise(MADV_HUGEPAGE)``) to back each new array
+    of 4 MB or more with transparent huge pages, for this process (NumPy's default: yes, on
+    Linux 4.6 and later; ``NUMPY_MADVISE_HUGEPAGE`` at its import). Returns the setting it had,
+    to restore; None where this NumPy has no such switch (nothing changes)."""
+    try:
+        from numpy._core.multiarray import _set_madvise_hugepage
+    except ImportError:
+        try:
+            from numpy.core.multiarray import _set_madvise_hugepage
+        except ImportError:
+            return None
+    return bool(_set_madvise_hugepage(bool(enabled)))
 
 
 def worker_start():

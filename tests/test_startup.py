@@ -8,6 +8,7 @@ frees; a library caller's keeps the defaults."""
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -161,6 +162,22 @@ def test_freed_memory_is_kept_for_the_next_arrays_once_asked():
 
     assert faults("default") > 0  # the C library's default: a new mapping, touched again
     assert faults("kept") == 0
+
+
+ADVICE = """
+from spca_cli.processes import huge_page_advice, keep_freed_memory
+before = huge_page_advice(True)
+keep_freed_memory()
+print(before, huge_page_advice(True), huge_page_advice(False))
+"""
+
+
+def test_memory_kept_for_later_arrays_carries_no_huge_page_advice():
+    # NumPy's advice to use transparent huge pages is off from there on (a fault in advised
+    # memory can wait on the kernel's compaction), and it can be set back (the benchmark's NMF)
+    out = subprocess.run([sys.executable, "-c", ADVICE], capture_output=True, text=True,
+                         check=True, env={**os.environ, "NUMPY_MADVISE_HUGEPAGE": "1"}).stdout
+    assert out.split() == ["True", "False", "True"]
 
 
 @pytest.mark.parametrize("own", [True, False])
