@@ -14,7 +14,8 @@ of near-equal eigenvalues; both over a Zipf background of 50,000 words, see
 * ``topics after ingest``: in one child, ``read_corpus`` then ``run_topics`` with the same
   options; eigen + solve + certificate seconds, the sparse products with S of every eigen call;
 * ``scikit-learn NMF(5)``: ``NMF(n_components=5, random_state=0).fit`` on the same matrix S in
-  the same child, the model a topic analyst would otherwise fit.
+  the same child, the model a topic analyst would otherwise fit; that child is run
+  :data:`REPEATS` times too, and the best topics time is compared with the best fit.
 
 Targets: end to end <= 0.8x the scikit-learn ingest; topics after ingest <= 0.25x the NMF fit;
 no eigen call over 100 sparse products; peak memory < 1.5 GB. Every figure is printed with
@@ -36,8 +37,9 @@ K, COMPONENTS, RANK = 10, 5, 2
 DEFAULT = ["tweets-1M", "clustered-1M", "dupes-1M"]
 E2E_TARGET, TOPICS_TARGET, PRODUCTS_TARGET, MEMORY_TARGET_MB = 0.8, 0.25, 100, 1500
 # End to end and the scikit-learn ingest are each run this many times, alternating, and the
-# best of each is compared (as timeit does): the host's slow spells moved one process by up to
-# 30% between runs, which the target's margin cannot absorb for a single draw of each
+# best of each is compared (as timeit does), as are the topics and the NMF fit of as many
+# children: the host's slow spells moved one process by up to 30% between runs, which the
+# target's margin cannot absorb for a single draw of each
 REPEATS = 2
 
 
@@ -110,6 +112,12 @@ def _runs(seconds):
     return "/".join(f"{s:.2f}" for s in seconds) + " s"
 
 
+def _after_ingest(child):
+    """A topics child's seconds after its read: eigen + solve + certificate."""
+    sec = child["seconds"]
+    return sec["eigen"] + sec["solve"] + sec.get("bounds", 0.0)
+
+
 def _verdict(ok):
     return "met" if ok else "NOT met"
 
@@ -128,12 +136,16 @@ def measure(name, cache, rows):
         sk, wall, sk_mb = _child(["sklearn-ingest", path])
         sk_runs.append(wall)
     e2e, sk_wall = min(e2e_runs), min(sk_runs)
-    tp, _, tp_mb = _child(["topics", path])
+    children = [_child(["topics", path]) for _ in range(REPEATS)]
+    tp = min((c[0] for c in children), key=_after_ingest)
+    nmf_runs = [c[0]["nmf"] for c in children]
+    tp["nmf"] = min(nmf_runs)
+    tp_mb = max(c[2] for c in children)
     planted = [set(t) for t in info["topics"]]
     found = sum(any(set(c["words"]) == t for c in doc["components"]) for t in planted)
     products = doc["eigensolver"]["sparse_products"]
     sec = tp["seconds"]
-    after = sec["eigen"] + sec["solve"] + sec.get("bounds", 0.0)
+    after = _after_ingest(tp)
     label = f"{name} ({info['bytes'] / 1e6:,.0f} MB)"
     rows.append((label, "spca end to end (process)", e2e, f"{e2e / sk_wall:.2f}x sklearn ingest",
                  f"<= {E2E_TARGET}x: {_verdict(e2e <= E2E_TARGET * sk_wall)}",
@@ -149,7 +161,8 @@ def measure(name, cache, rows):
     rows.append((label, "topics after ingest", after, f"{after / tp['nmf']:.2f}x NMF(5)",
                  f"<= {TOPICS_TARGET}x: {_verdict(after <= TOPICS_TARGET * tp['nmf'])}",
                  f"eigen {sec['eigen']:.1f} + solve {sec['solve']:.1f} + certificate "
-                 f"{sec.get('bounds', 0.0):.1f} s; certified {[round(c, 4) for c in tp['certified']]}"))
+                 f"{sec.get('bounds', 0.0):.1f} s; certified {[round(c, 4) for c in tp['certified']]}"
+                 f"; runs {_runs([_after_ingest(c[0]) for c in children])}"))
     rows.append((label, "  eigen (5 calls)", sec["eigen"], f"{sec['eigen'] / tp['nmf']:.2f}x NMF(5)",
                  f"max {max(products)} <= {PRODUCTS_TARGET} sparse products: "
                  f"{_verdict(max(products) <= PRODUCTS_TARGET)}",
@@ -161,7 +174,7 @@ def measure(name, cache, rows):
     rows.append((label, "  certificate (row bound)", sec.get("bounds", 0.0),
                  f"{sec.get('bounds', 0.0) / tp['nmf']:.2f}x NMF(5)", "", ""))
     rows.append((label, "scikit-learn NMF(5) fit", tp["nmf"], "1.00x", "",
-                 f"on the same S; {tp['nmf_iterations']} iterations"))
+                 f"on the same S; {tp['nmf_iterations']} iterations; runs {_runs(nmf_runs)}"))
     rows.append((label, "peak memory, spca end to end", None, f"{e2e_mb / 1000:.2f} GB",
                  f"< {MEMORY_TARGET_MB / 1000} GB: {_verdict(e2e_mb < MEMORY_TARGET_MB)}",
                  f"{e2e_mb / MEMORY_TARGET_MB:.2f}x the target; topics child {tp_mb:,.0f} MB"))
