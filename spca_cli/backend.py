@@ -154,12 +154,17 @@ class LocalBackend:
         """
         if self._csc is None:
             from spca_cli.kernels import unsigned_positions
-            from spca_cli.kernels.products import documents_by_word
+            from spca_cli.kernels.products import documents_by_word, documents_by_word_parallel
 
             indptr, indices, data = _kernel_arrays(self.S)
             binary = self._is_binary()
-            cindptr, cindices, cdata = documents_by_word(indptr, indices, data, self.n,
-                                                         not binary)
+            threads = self._product_threads()
+            if threads > 1:  # (S over a million entries: the products' threads)
+                cindptr, cindices, cdata = documents_by_word_parallel(
+                    indptr, indices, data, self.n, not binary, threads)
+            else:
+                cindptr, cindices, cdata = documents_by_word(indptr, indices, data, self.n,
+                                                             not binary)
             # (unsigned positions, as _kernel_arrays gives them)
             self._csc = (cindptr, unsigned_positions(cindices), data if binary else cdata)
         return self._csc
