@@ -1,10 +1,11 @@
-"""The performance targets: spca against what a user would run instead, on two tweet generators.
+"""The performance targets: spca against what a user would run instead, on three tweet generators.
 
 Run with ``python -m bench.bench_targets [--sizes NAME ...] [--cache DIR]``. For each corpus of
 1,000,000 generated tweets (``tweets-1M``: 5 planted topics, the spectrum the eigen step was tuned
 on; ``clustered-1M``: 20 planted topics of equal strength, so every deflated view has a cluster
-of near-equal eigenvalues; both over a Zipf background of 50,000 words, see
-``bench/bench_scale.py``) it measures, in one run, each in a fresh process:
+of near-equal eigenvalues; both over a Zipf background of 50,000 words; ``dupes-1M``: 12 unequal
+topics, heavy reposts and a 200,000-word tail; see ``bench/bench_scale.py``) it measures, in one
+run, each in a fresh process:
 
 * ``spca end to end``: ``spca topics FILE --solver spannogram --rank 2 -k 10 -c 5 --format json``
   (process wall time with imports, peak RSS from ``wait4``);
