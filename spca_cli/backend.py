@@ -3,7 +3,8 @@ matrix.Gram`.
 
 A backend answers six questions about A (n x n, PSD), and nothing else reads the data:
 
-* ``matmat(X)``: A X for a dense block X (eigen steps, projection deflation);
+* ``matmat(X, out=None)``: A X for a dense block X (eigen steps, projection deflation),
+  written into ``out`` when given;
 * ``sparse_matvec(idx, w)``: A x for x with weights ``w`` on words ``idx`` (TPower, swaps);
 * ``columns(idx)``: A[:, idx] (and ``column_list(idx)``, the same columns one array each, as
   the backend keeps them);

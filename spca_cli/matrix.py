@@ -134,7 +134,11 @@ class Gram:
         if self.mask is not None:
             V = V * self.mask[:, None]
         if out is not None:
-            W = self._base_matmat(V, out.reshape(V.shape))
+            target = out.reshape(V.shape)
+            W = self._base_matmat(V, target)
+            if W is not target:  # (a backend that wrote it elsewhere)
+                target[...] = W
+                W = target
         else:
             W = self._base_matmat(V)
             if W is V:  # (a backend that hands back its input: W is changed in place below)

@@ -369,3 +369,24 @@ def test_cached_submatrix_of_masked_and_projected_views():
         D = view.to_dense()
         for idx in (np.array([9, 2, 2, 11, 0]), np.arange(12)[::-1]):
             np.testing.assert_allclose(view.submatrix(idx), D[np.ix_(idx, idx)], atol=1e-10)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_products_written_into_a_given_buffer_equal_the_returned_ones(threads):
+    """``Gram.matmat(V, out=...)`` writes into a column slice of a Fortran-ordered buffer (the
+    eigen step's images) exactly what it returns without one, on A and on its views."""
+    rng = np.random.default_rng(7)
+    counts = (rng.random((40, 25)) < 0.3) * rng.integers(1, 4, (40, 25))
+    A = Gram(_backend=LocalBackend(S=sp.csr_array(counts.astype(float)), threads=threads))
+    x = rng.standard_normal(25)
+    views = {"A": A, "removed": A.remove([2, 5]),
+             "projected": A.project_out(x / np.linalg.norm(x))}
+    for name, view in views.items():
+        for V in (rng.standard_normal((25, 3)), rng.standard_normal(25)):
+            buffer = np.full((25, 6), np.nan, order="F")
+            part = buffer[:, 2:2 + (V.shape[1] if V.ndim == 2 else 1)]
+            out = part if V.ndim == 2 else part[:, 0]
+            got = view.matmat(V, out=out)
+            assert got is out, name
+            _close(np.asarray(got), view.matmat(V))
+            assert np.isnan(buffer[:, :2]).all() and np.isnan(buffer[:, 2 + part.shape[1]:]).all()
