@@ -228,12 +228,12 @@ class LocalBackend:
             docs, copies = self._distinct_documents()
             if threads not in self._cuts:  # (every product of the run splits them alike)
                 self._cuts[threads] = self._document_cuts(threads, docs)
-            # (Fortran order, as an eigen step's basis takes it: one layout, one compiled
-            # kernel)
+            # (Fortran order, as an eigen step's basis takes it: its transpose is C-ordered,
+            # as a single column's is, one compiled kernel for both)
             result = (np.empty((self.n, width), order="F") if out is None
                       else out.reshape(self.n, width))
             gram_block_product_parallel(*arrays, X, docs, copies, self._cuts[threads],
-                                        self._is_binary(), result)
+                                        self._is_binary(), result.T)
         else:
             result = _written(gram_block_product(*arrays, X, self._is_binary())[:, :width],
                               None if out is None else out.reshape(self.n, width))

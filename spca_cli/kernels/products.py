@@ -76,21 +76,23 @@ def gram_block_product(indptr, indices, data, X, binary):
 
 
 @njit(cache=True, parallel=True)
-def gram_block_product_parallel(indptr, indices, data, X, docs, copies, cuts, binary, out):
+def gram_block_product_parallel(indptr, indices, data, X, docs, copies, cuts, binary, out_t):
     """:func:`gram_block_product` on ``len(cuts) - 1`` threads, thread t taking the documents
     ``cuts[t] .. cuts[t + 1] - 1`` into its own sum; with ``docs`` (not empty) those are
     positions in ``docs``, each document counted ``copies`` times (:func:`distinct_documents`).
 
-    The sums' first ``out.shape[1]`` columns (X's beyond them: padding) are added into ``out``
-    (n, width), of any layout: an eigen step's Fortran-ordered basis takes each product in
-    place, where a C-ordered result cost a copy of the thread sum, a pass adding the other,
-    and a transposing copy into the basis (197,316 words, 16 columns: 60 ms a product)."""
+    The sums' first ``width`` columns (X's beyond them: padding) are added into ``out_t``, the
+    transpose (width, n) of the (n, width) product: a Fortran-ordered product (the eigen step's
+    basis, which takes each one in place) is a C-ordered ``out_t``, as is a single column, so
+    one compiled kernel serves both. (A C-ordered result cost a copy of the thread sum, a pass
+    adding the other and a transposing copy into the basis: 197,316 words, 16 columns, 60 ms a
+    product.)"""
     threads = cuts.shape[0] - 1
     sums = np.zeros((threads, X.shape[0], X.shape[1]))
     for t in prange(threads):
         _add_documents(indptr, indices, data, X, docs, copies, cuts[t], cuts[t + 1], binary,
                        sums[t])
-    n, width = out.shape
+    width, n = out_t.shape
     chunks = (n + _ADD_ROWS - 1) // _ADD_ROWS
     for b in prange(chunks):
         lo, hi = b * _ADD_ROWS, min(n, (b + 1) * _ADD_ROWS)
@@ -99,7 +101,7 @@ def gram_block_product_parallel(indptr, indices, data, X, docs, copies, cuts, bi
                 total = sums[0, i, c]
                 for t in range(1, threads):
                     total += sums[t, i, c]
-                out[i, c] = total
+                out_t[c, i] = total
 
 
 # Rows of the thread sums added at a time (per thread): 512 rows of a 16-wide block are 64 KB
