@@ -102,6 +102,19 @@ def _written(result, out):
     return out
 
 
+def _narrow_positions(S):
+    """S (CSR) with 32-bit positions when its 64-bit ones fit (SciPy makes them 64-bit for some
+    inputs and operations): one copy of the positions here, the kernels then take the types of
+    every other S (each other type is one more compilation of each kernel, 5-20 s a parallel
+    one in a fresh checkout). S itself is left as it is."""
+    if S.indices.dtype == np.int32 and S.indptr.dtype == np.int32:
+        return S
+    if S.nnz >= 2**31 or max(S.shape) >= 2**31:
+        return S
+    return sp.csr_array((S.data, S.indices.astype(np.int32), S.indptr.astype(np.int32)),
+                        shape=S.shape)
+
+
 class LocalBackend:
     """A = S^T S (``S`` sparse, documents x words) or a dense PSD ``A``, in this process.
 
@@ -127,6 +140,7 @@ class LocalBackend:
             if not S.has_canonical_format:  # repeated (document, word) entries add up
                 S = S.copy()
                 S.sum_duplicates()
+            S = _narrow_positions(S)
             self.n = S.shape[1]
         else:
             dense = np.ascontiguousarray(dense, dtype=np.float64)
@@ -160,7 +174,8 @@ class LocalBackend:
             indptr, indices, data = _kernel_arrays(self.S)
             binary = self._is_binary()
             threads = self._product_threads()
-            if threads > 1:  # (S over a million entries: the products' threads)
+            if threads > 1 and self.S.nnz >= _PARALLEL_PRODUCT_NNZ:
+                # (a smaller S is sorted in milliseconds on one thread)
                 cindptr, cindices, cdata = documents_by_word_parallel(
                     indptr, indices, data, self.n, not binary, threads)
             else:
@@ -396,7 +411,8 @@ class LocalBackend:
         entry and partial sum exactly (:meth:`_cache_dtype`)."""
         from spca_cli.kernels.tpower import gram_columns, gram_columns_parallel
 
-        idx = np.asarray(idx, dtype=np.int64)
+        # (contiguous: a strided idx is another type to the kernels, another compilation)
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
         arrays = (*_kernel_arrays(self.S), *self._documents_by_word())
         threads = self._product_threads()
         # a large S (the products' threads) reads each distinct document once, as its products

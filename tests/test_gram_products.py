@@ -390,3 +390,26 @@ def test_products_written_into_a_given_buffer_equal_the_returned_ones(threads):
             assert got is out, name
             _close(np.asarray(got), view.matmat(V))
             assert np.isnan(buffer[:, :2]).all() and np.isnan(buffer[:, 2 + part.shape[1]:]).all()
+
+
+def test_the_csc_made_on_several_threads_is_the_one_made_on_one():
+    """The counting sort by column on 1, 2, 3 and more threads than rows gives the serial
+    kernel's arrays (each column's rows increasing), with and without values, on S with empty
+    rows, empty columns and one row; the backend uses it for S of a million entries or more."""
+    from spca_cli.kernels.products import documents_by_word, documents_by_word_parallel
+
+    rng = np.random.default_rng(3)
+    shapes = [(40, 25, 0.3), (7, 30, 0.5), (1, 12, 0.6), (30, 5, 0.0), (200, 60, 0.05)]
+    for m, n, density in shapes:
+        counts = (rng.random((m, n)) < density) * rng.integers(1, 5, (m, n))
+        if m > 2:
+            counts[1] = 0
+        indptr, indices, data = backend_module._kernel_arrays(
+            sp.csr_array(counts.astype(np.float64)))
+        for with_data in (True, False):
+            serial = documents_by_word(indptr, indices, data, n, with_data)
+            for threads in (1, 2, 3, m + 2):
+                parallel = documents_by_word_parallel(indptr, indices, data, n, with_data,
+                                                      threads)
+                for got, want in zip(parallel, serial):
+                    assert np.array_equal(got, want), (m, n, with_data, threads)
