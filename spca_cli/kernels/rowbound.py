@@ -384,12 +384,18 @@ def _row_by_threshold(CT, p, i, r, v, count, order, lengths, rest, pvals, stored
 @njit(cache=True)
 def _kth_largest(x, m):
     """The m-th largest entry of x (1 <= m <= x.size), the value np.partition(x, x.size - m)
-    places at x.size - m: a quickselect on a copy (Hoare's partition about a median of three,
-    which splits runs of equal entries evenly). numba's np.partition costs 10 s of compilation
-    in every fresh process without a cache (a first run, each test worker); this well under
-    one."""
+    places at x.size - m: :func:`_select` on a copy. numba's np.partition costs 10 s of
+    compilation in every fresh process without a cache (a first run, each test worker); this
+    well under one."""
     a = x.copy()
-    target = a.size - m  # its place in increasing order
+    return _select(a, a.size - m)
+
+
+@njit(cache=True)
+def _select(a, target):
+    """Reorder ``a`` so that its entry of rank ``target`` (0: the least) is in place, every one
+    before it at most it and every one after at least it, and return that entry: a quickselect
+    (Hoare's partition about a median of three, which splits runs of equal entries evenly)."""
     lo, hi = 0, a.size - 1
     while lo < hi:
         mid = (lo + hi) // 2
@@ -416,7 +422,7 @@ def _kth_largest(x, m):
         elif target >= i:
             lo = i
         else:
-            return pivot
+            break  # (a[target] is the pivot, in its place)
     return a[target]
 
 
@@ -718,41 +724,15 @@ def _prefix_rows(CT, order, lengths, rest):
 @njit(cache=True)
 def _two_largest_ranks(a, m):
     """(the m-th largest entry of ``a``, the (m+1)-th) for 1 <= m < a.size, reordering ``a``:
-    the quickselect of :func:`_kth_largest` in place, after which every entry before the m-th
-    largest's place is at most it, and the largest of them is the (m+1)-th."""
+    after :func:`_select` every entry before the m-th largest's place is at most it, and the
+    largest of them is the (m+1)-th."""
     target = a.size - m
-    lo, hi = 0, a.size - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if a[mid] < a[lo]:
-            a[mid], a[lo] = a[lo], a[mid]
-        if a[hi] < a[lo]:
-            a[hi], a[lo] = a[lo], a[hi]
-        if a[hi] < a[mid]:
-            a[hi], a[mid] = a[mid], a[hi]
-        pivot = a[mid]
-        i, j = lo, hi
-        while i <= j:
-            while a[i] < pivot:
-                i += 1
-            while a[j] > pivot:
-                j -= 1
-            if i <= j:
-                a[i], a[j] = a[j], a[i]
-                i += 1
-                j -= 1
-        # a[lo..j] <= pivot <= a[i..hi], and the entries between equal the pivot
-        if target <= j:
-            hi = j
-        elif target >= i:
-            lo = i
-        else:
-            break  # (a[target] is the pivot, in its place)
+    kth = _select(a, target)
     below = a[0]
     for t in range(1, target):
         if a[t] > below:
             below = a[t]
-    return a[target], below
+    return kth, below
 
 
 def gather_rows(CT, rows, columns, *, in_place=False):
