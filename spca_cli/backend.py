@@ -94,9 +94,10 @@ def stacked_columns(columns, n, out=None):
     return out
 
 
-def _written(result, out):
-    """``result``, or ``out`` with it written in."""
-    if out is None:
+def written_into(result, out):
+    """``result`` written into ``out`` (an array of its shape) and ``out`` returned; ``result``
+    itself when ``out`` is None or is ``result`` (a product a backend wrote where asked)."""
+    if out is None or result is out:
         return result
     out[...] = result
     return out
@@ -225,7 +226,7 @@ class LocalBackend:
         the documents split between the product threads. ``out``: an (n, width) array (any
         layout) to write it into, returned."""
         if self.S is None:
-            return _written(self.dense @ X, out)
+            return written_into(self.dense @ X, out)
         from spca_cli.kernels.products import gram_block_product, gram_block_product_parallel
 
         one_d = X.ndim == 1
@@ -250,8 +251,8 @@ class LocalBackend:
             gram_block_product_parallel(*arrays, X, docs, copies, self._cuts[threads],
                                         self._is_binary(), result.T)
         else:
-            result = _written(gram_block_product(*arrays, X, self._is_binary())[:, :width],
-                              None if out is None else out.reshape(self.n, width))
+            result = written_into(gram_block_product(*arrays, X, self._is_binary())[:, :width],
+                                  None if out is None else out.reshape(self.n, width))
         if out is not None:
             return out
         return result[:, 0] if one_d else result

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
-from spca_cli.backend import LocalBackend, stacked_columns
+from spca_cli.backend import LocalBackend, stacked_columns, written_into
 
 __all__ = ["Gram", "SparseProducts", "check_psd_matrix"]
 
@@ -114,7 +114,7 @@ class Gram:
         return self.backend.diagonal()
 
     def _base_matmat(self, X, out=None):
-        return self.backend.matmat(X) if out is None else self.backend.matmat(X, out=out)
+        return self.backend.matmat(X, out=out)
 
     def _masked_X(self):
         if self._MX_cache is None:
@@ -135,10 +135,7 @@ class Gram:
             V = V * self.mask[:, None]
         if out is not None:
             target = out.reshape(V.shape)
-            W = self._base_matmat(V, target)
-            if W is not target:  # (a backend that wrote it elsewhere)
-                target[...] = W
-                W = target
+            W = written_into(self._base_matmat(V, target), target)
         else:
             W = self._base_matmat(V)
             if W is V:  # (a backend that hands back its input: W is changed in place below)

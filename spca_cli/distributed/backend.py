@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from spca_cli.backend import LocalBackend, cache_room, stacked_columns
+from spca_cli.backend import LocalBackend, cache_room, stacked_columns, written_into
 from spca_cli.distributed import gather
 
 __all__ = ["DaskBackend", "Shard", "make_shards"]
@@ -126,11 +126,7 @@ class DaskBackend:
         return self._diag
 
     def matmat(self, X, out=None):
-        product = self._sum("matmat", np.ascontiguousarray(X, dtype=np.float64))
-        if out is None:
-            return product
-        out[...] = product
-        return out
+        return written_into(self._sum("matmat", np.ascontiguousarray(X, dtype=np.float64)), out)
 
     def sparse_matvec(self, idx, w):
         return self._sum("sparse_matvec", np.asarray(idx, dtype=np.int64),
