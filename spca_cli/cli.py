@@ -280,12 +280,15 @@ OWN_PROCESS = {"own process": True}
 
 def main():
     """The ``spca`` command (the console script and ``python -m spca_cli``): :func:`cli` in a
-    process that ends with it (:func:`spca_cli.processes.own_process`). Callers that go on after
-    a command (tests, scripts) call :func:`cli` itself."""
-    from spca_cli.processes import own_process
+    process that ends with it (:func:`spca_cli.processes.own_process`, :func:`~spca_cli.processes.
+    end_process`). Callers that go on after a command (tests, scripts) call :func:`cli` itself."""
+    from spca_cli.processes import end_process, own_process
 
     own_process()
-    cli(obj=OWN_PROCESS)
+    try:
+        cli(obj=OWN_PROCESS)
+    except SystemExit as end:
+        end_process(end.code)
 
 
 # ---------------------------------------------------------------------- shared options

@@ -134,6 +134,52 @@ def test_the_command_line_is_spcas_own_process():
     assert run.stdout.splitlines()[-1] == "(50000, 20, 20)"
 
 
+#: the command line's end (``end_process``): an exit handler registered before it runs writes
+#: to stderr, and a thread that is not a daemon, still running, finishes its work first
+ENDING = """
+import atexit, sys, threading, time
+atexit.register(lambda: print("handler ran", file=sys.stderr))
+if sys.argv[1] == "thread":
+    def late():
+        time.sleep(0.3)
+        print("thread done", file=sys.stderr)
+    threading.Thread(target=late).start()
+sys.argv = ["spca", *sys.argv[2:]]
+from spca_cli.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("thread", [False, True])
+@pytest.mark.parametrize("args, status, out, err", [
+    (["--version"], 0, "spca, version ", ""),
+    (["topics", "/no/such/file"], 1, "", "Error: /no/such/file: file not found"),
+    (["topics", "--no-such-option"], 2, "", "Error: No such option '--no-such-option'"),
+])
+def test_the_command_line_ends_with_its_status_after_its_exit_handlers(thread, args, status,
+                                                                       out, err):
+    run = subprocess.run([sys.executable, "-c", ENDING, "thread" if thread else "-", *args],
+                         capture_output=True, text=True)
+    assert run.returncode == status
+    assert run.stdout.startswith(out)
+    lines = run.stderr.splitlines()
+    assert err in run.stderr
+    assert lines[-1] == "handler ran"
+    assert ("thread done" in lines) == thread
+
+
+def test_the_command_lines_whole_output_reaches_a_pipe():
+    # stdout is flushed before the process ends without the interpreter's teardown
+    sample = Path(__file__).resolve().parents[1] / "data_samples" / "docword.kos-sample.txt.gz"
+    run = subprocess.run([sys.executable, "-m", "spca_cli", "topics", str(sample), "-k", "3",
+                          "-c", "2", "--format", "json"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    import json
+
+    doc = json.loads(run.stdout)
+    assert [len(c["words"]) for c in doc["components"]] == [3, 3]
+
+
 # page faults of a second 100 MB array, allocated after a first one was freed
 REUSE = """
 import resource, sys
