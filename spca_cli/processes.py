@@ -16,9 +16,13 @@ processes of a parallel read (:mod:`spca_cli.corpus.read`) and of ``--by``
   - it collects its young objects less often (:data:`_YOUNG_OBJECTS`): the default, a
     collection every 700 new container objects, spent 0.135 s of a default run on the bundled
     KOS sample (258 young collections, 23 middle, 2 full, the full ones walking numba's
-    registries); at 50,000 it spends 0.05 s (three young collections), as mypy's command line
-    does for the same reason. Cycles still go, a little later: a run's objects are mostly
-    arrays freed by their reference counts.
+    registries). Most of a run's new container objects are the code it loads (the modules
+    imported when a command runs, numba's typing of each kernel loaded from its cache), which
+    all survive: at 50,000 three young collections over them took 0.05 s (22, 17 and 10 ms); at
+    1,000,000 a default run on the KOS sample, the airline tweets or KOS makes none (mypy's
+    command line raises the threshold for the same reason). Cycles still go, later: a run's
+    objects are mostly NumPy arrays, which the collector does not count, freed by their
+    reference counts (the peak memory of those runs and of the fortunes' is the same).
 * :func:`end_process`: the command line's process ends by ``os._exit`` once its exit
   handlers have run and its standard streams are flushed, as a forked ``multiprocessing``
   worker does: the interpreter's teardown of every module and object (numba's compiled code
@@ -71,7 +75,7 @@ def usable_cores():
 
 #: a young collection every this many new container objects (Python's default: 700), the older
 #: generations every 20 of the one below (default: 10)
-_YOUNG_OBJECTS, _OLDER_EVERY = 50_000, 20
+_YOUNG_OBJECTS, _OLDER_EVERY = 1_000_000, 20
 
 
 def own_process():

@@ -119,7 +119,7 @@ print(before, imported, gc.get_threshold(), sep='\\n')
 def test_only_spcas_own_processes_collect_less_often():
     before, imported, own = _python(THRESHOLDS).splitlines()
     assert imported == before  # importing the library leaves Python's default
-    assert own == "(50000, 20, 20)"
+    assert own == "(1000000, 20, 20)"
 
 
 def test_the_command_line_is_spcas_own_process():
@@ -131,7 +131,7 @@ def test_the_command_line_is_spcas_own_process():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0
     assert run.stdout.startswith("spca, version ")
-    assert run.stdout.splitlines()[-1] == "(50000, 20, 20)"
+    assert run.stdout.splitlines()[-1] == "(1000000, 20, 20)"
 
 
 #: the command line's end (``end_process``): an exit handler registered before it runs writes
