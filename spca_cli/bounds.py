@@ -27,7 +27,7 @@ from spca_cli.kernels.rowbound import (PREFIX, STAR_PREFIX, gather_rows, offdiag
                                       restrict_outside_columns, restrict_prefixes, row_prefixes,
                                       star_descent, star_rescale, star_rows, star_values)
 
-__all__ = ["single_bounds", "total_bounds", "star_total_bound", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
+__all__ = ["single_bounds", "total_bounds", "star_total_bound", "star_model", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",
            "eigen_bounds_could_tighten", "below_attained", "eigen_free", "uses_eigenpairs", "trusted",
            "cover_rounding",
@@ -339,7 +339,7 @@ def _proven(attained, bound):
     return bound <= attained * (1.0 + PROVEN_RTOL)
 
 
-def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
+def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0, star=None):
     """Upper bounds on max sum_j x_j^T A x_j over K = ``n_components`` disjoint k-sparse unit
     vectors (joint solvers and remove deflation).
 
@@ -363,7 +363,9 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
     * ``weighted row sums (K largest ratios)``: from ``row``, a :class:`RowCertificate` of A
       with ``totals`` holding K (:func:`weighted_row_bound`).
     * ``weighted row sums of disjoint supports``: from ``model``, the :class:`RowModel` of A
-      (:func:`star_total_bound`; ``lower``, a total some set attains, steers its prices).
+      (:func:`star_total_bound`; ``lower``, a total some set attains, steers its prices), or
+      ``star``, that bound made already (the set's, beside its last steps:
+      :func:`spca_cli.threads.beside`).
 
     Eigenvalue-based terms take each lambda_i's ceiling (:attr:`~spca_cli.spectrum.Eigen.
     ceilings`): theta_i + r_i where no copy of a repeated eigenvalue can be missing before it,
@@ -398,7 +400,9 @@ def total_bounds(A, k, n_components, eigen, *, row=None, model=None, lower=0.0):
         out.append((best[0], f"rank-{best[1]} split: sketch part + spectral tail"))
     if row is not None and K in row.totals:
         out.append((row.totals[K], f"{ROW_BOUND_SOURCE} ({K} largest ratios)"))
-    if model is not None and K >= 2:
+    if star is not None:
+        out.append((float(star), STAR_SOURCE))
+    elif model is not None and K >= 2:
         out.append((star_total_bound(model, k, K, lower=lower, A=A), STAR_SOURCE))
     return out
 
@@ -474,10 +478,8 @@ def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
         return 0.0 if m == 0 else np.inf
     if model.CT is None:  # (a model consumed by an in-place restriction)
         return np.inf
-    first = min(m, max(K, min(STAR_ROWS, _STAR_ENTRIES // m) if rows is None else int(rows)))
-    most = max(first, min(m, _STAR_WIDE_ENTRIES // m)) if rows is None else first
-    if A is not None and model.hrow.size < most and _mostly_zero(model.CT):
-        model = RowModel.of(A, exact_rows=most, words=model.words, sorted_reads=False)
+    first, most = _star_rows(m, K, rows)
+    model = star_model(model, k, K, A=A, rows=rows)
     w = np.maximum(model.sqd / max(float(model.sqd.max()), 1e-300), 1e-300)
     ratios = _ratios(model, w, k)
     order = np.argsort(-ratios, kind="stable")
@@ -490,6 +492,28 @@ def star_total_bound(model, k, n_components, *, lower=0.0, A=None, rows=None,
     if reweigh_steps > 0 and stars.cand.size > K:
         best = min(best, _reweighed(stars, prices, reweigh_steps))
     return best
+
+
+def star_model(model, k, n_components, *, A=None, rows=None):
+    """The :class:`RowModel` :func:`star_total_bound` reads for ``model`` (its arguments):
+    ``model`` itself, or, for short texts, one formed again from the view ``A`` with as many
+    exact rows as the stars may have candidates. The only step of that bound that reads
+    ``A``: made where ``A`` is used (the bound then runs on another thread with the model
+    this returns and no ``A``)."""
+    m = model.size
+    if m == 0 or int(n_components) <= 0 or model.CT is None:
+        return model
+    _, most = _star_rows(m, int(n_components), rows)
+    if A is not None and model.hrow.size < most and _mostly_zero(model.CT):
+        return RowModel.of(A, exact_rows=most, words=model.words, sorted_reads=False)
+    return model
+
+
+def _star_rows(m, K, rows):
+    """(the candidates the stars price first, the most they grow to) on a model of m words."""
+    first = min(m, max(K, min(STAR_ROWS, _STAR_ENTRIES // m) if rows is None else int(rows)))
+    most = max(first, min(m, _STAR_WIDE_ENTRIES // m)) if rows is None else first
+    return first, most
 
 
 def _mostly_zero(CT):

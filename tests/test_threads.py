@@ -1,8 +1,18 @@
-"""One BLAS thread for the small dense steps (spca_cli.threads)."""
+"""The threads of a run beside numba's (spca_cli.threads): one BLAS thread for the small dense
+steps, and a step run on a second thread beside the run (the set's disjoint stars)."""
 
+import threading
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
 import threadpoolctl
 
-from spca_cli.threads import one_blas_thread
+import spca_cli.threads as threads
+from spca_cli.threads import beside, kernels_run_beside, one_blas_thread
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data_samples" / "docword.kos-sample.txt.gz"
 
 
 def _blas_threads():
@@ -30,3 +40,63 @@ def test_blas_runs_on_one_thread_inside_nested_blocks_and_is_restored_after(monk
         assert set(_blas_threads()) <= {1}
     assert len(calls) == 1  # the nested block asked threadpoolctl nothing
     assert _blas_threads() == before
+
+
+@numba.njit(parallel=True)
+def _parallel_sum(x):
+    total = 0.0
+    for i in numba.prange(x.size):
+        total += x[i]
+    return total
+
+
+def _where_and_threads():
+    return threading.current_thread().name, numba.get_num_threads()
+
+
+@pytest.mark.parametrize("allowed", [True, False])
+def test_a_step_beside_the_run_gives_its_value_on_a_second_thread_where_kernels_allow(
+        monkeypatch, allowed):
+    monkeypatch.setattr(threads, "kernels_run_beside", lambda: allowed)
+    where, count = beside(_where_and_threads).result()
+    assert where == ("spca-beside" if allowed else threading.current_thread().name)
+    assert count == numba.get_num_threads()  # the caller's kernel threads, on either thread
+    assert beside(_parallel_sum, np.arange(1000.0)).result() == 499500.0
+
+
+def test_a_step_beside_the_run_raises_its_error_where_its_result_is_asked_for(monkeypatch):
+    monkeypatch.setattr(threads, "kernels_run_beside", lambda: True)
+
+    def fails():
+        raise ValueError("from the second thread")
+
+    pending = beside(fails)
+    with pytest.raises(ValueError, match="from the second thread"):
+        pending.result()
+
+
+def test_kernels_run_beside_only_on_a_threadsafe_layer_with_more_than_one_thread():
+    _parallel_sum(np.ones(10))  # (the layer is chosen at the first parallel kernel)
+    layer = numba.threading_layer()
+    expected = layer in ("omp", "tbb") and numba.get_num_threads() > 1
+    assert kernels_run_beside() == expected
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        assert not kernels_run_beside()  # (one kernel thread asked for: one core)
+    finally:
+        numba.set_num_threads(previous)
+
+
+def test_the_sets_total_bound_is_the_same_made_beside_the_run_or_after_it(monkeypatch):
+    from spca_cli.corpus.read import read_corpus
+    from spca_cli.topics import run_topics
+
+    data = read_corpus(str(SAMPLE))
+    made = {}
+    for allowed in (True, False):
+        monkeypatch.setattr(threads, "kernels_run_beside", lambda: allowed)
+        result = run_topics(data, k=6, n_components=3)
+        made[allowed] = (result.total_bound, [c.upper_bound for c in result.components])
+    assert made[True] == made[False]
+    assert made[True][0].source == "weighted row sums of disjoint supports"

@@ -454,7 +454,7 @@ def _max_on(v, hrow):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, block, cptr, cq,
                        cval, pvals, sel, coef, active):
     n = hpos.shape[0]
@@ -474,7 +474,7 @@ def _top_sums_parallel(CT, hpos, hrow, sqd, v, count, order, lengths, rest, bloc
     return out, np.sum(reads)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _top_sums_serial(CT, hpos, hrow, sqd, v, count, order, lengths, rest, cptr, cq, cval,
                      pvals, sel, coef, active):
     n = hpos.shape[0]
@@ -1137,7 +1137,7 @@ def branch_and_bound(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, bes
                                      np.zeros(B.shape[0]), visited, np.zeros((B.shape[0], 0)))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best_set,
                               best_value, floor, max_nodes, n_iter, slack, order, rest, visited,
                               pvals):
@@ -1239,7 +1239,7 @@ STAR_PREFIX = 64
 STAR_PARALLEL_ROWS = 256
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def star_values(near_idx, near_val, lengths, heads, far_top, pi, base, take, scale, values,
                 partners, gains):
     """The priced stars of :func:`~spca_cli.bounds.star_total_bound`: for each candidate row a,
@@ -1322,7 +1322,7 @@ def _star_value(a, near_idx, near_val, lengths, heads, far_top, pi, base, take, 
     values[a] = base[a] - pi[a] + total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def star_descent(near_idx, near_val, lengths, heads, far_top, base, take, K, slack, lower,
                  out_values, out_terms, out_slots, pi, log_scale, tilt, first, steps, patience,
                  gain, best_pi, best_scale):
@@ -1413,7 +1413,7 @@ def star_descent(near_idx, near_val, lengths, heads, far_top, base, take, K, sla
     return best, steps
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def star_rescale(near_idx, near_val, lengths, heads, far_top, scale, prefix):
     """The rows of :func:`star_rows` at the candidates' weights multiplied by ``scale`` (the
     other words' kept): P_ab s_b / s_a, far_top[a] / s_a, each head sorted again."""
@@ -1426,7 +1426,7 @@ def star_rescale(near_idx, near_val, lengths, heads, far_top, scale, prefix):
         heads[a] = _sort_head(near_idx[a], near_val[a], lengths[a], prefix)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def star_rows(CT, hpos, sqd, w, cand, slot, prefix, near_idx, near_val, lengths, heads,
               far_top, h_far, cs_far):
     """The rows of the candidates ``cand`` for :func:`star_values`, with P_il = |A'_il| w_l /
@@ -1525,7 +1525,7 @@ def _sort_head(idx, val, n, prefix):
     return head
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def perron_weights(sel, coef, diag, w, rows, rtol, max_steps):
     """``(w, steps)``: the power iteration w <- M w / max(M w) on the words ``rows`` of the
     nonnegative matrix M with M_ii = ``diag`` and M_ij = ``coef[i, t]`` at j = ``sel[i, t]``

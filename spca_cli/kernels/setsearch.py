@@ -8,7 +8,7 @@ from numba import njit
 __all__ = ["replacement_gains"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def replacement_gains(cols, x, z, a, root, diag, value, out, first):
     """The mu-gain of every word v in place of every word u of one topic, into
     ``out[:, first + u]``: mu - ``value`` with mu the larger eigenvalue of

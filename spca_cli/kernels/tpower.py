@@ -78,7 +78,7 @@ def _add_column(indptr, indices, data, cindptr, cindices, cdata, binary, copies,
                 out_row[indices[q]] += data[q] * s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, binary, copies, out):
     """The columns A[:, idx] of A = S^T S, transposed, into ``out`` (shape (len(idx), n), any
     contents: zeroed here; float32 where that holds every partial sum exactly), returned.
