@@ -742,12 +742,11 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
 def _stars_beside(A0, k, n_components, cert0, searched_total, seconds):
     """The disjoint stars' bound on the set's total (:func:`~spca_cli.bounds.star_total_bound`
     on the model of A's certificate), started on a second thread (:func:`~spca_cli.threads.
-    beside`; ``result()`` gives it): it waits on nothing the set's later steps do. The set's
-    total before the coherence step steers its prices (the set's final total, a little lower,
-    is not known yet; on the KOS sample, KOS, the airline tweets and the fortunes it certifies
-    0.9225, 0.9144, 0.9544 and 0.9286 of the final total where the final total steered gave
-    0.9171, 0.9100, 0.9532 and 0.9339). The model is made here: for short texts the stars read
-    more exact rows, formed from A. None for fewer than two topics (no such bound)."""
+    beside`; ``result()`` gives it): it waits on nothing the set's later steps do. The total of
+    the set the search found (a total some set attains; the final one, after the coherence
+    step, is not known yet) steers its prices. The model is made here: for short texts the
+    stars read more exact rows, formed from A. None for fewer than two topics (no such
+    bound)."""
     if n_components < 2:
         return None
     from spca_cli.threads import beside
