@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
+from concurrent.futures import Future
 
 __all__ = ["one_blas_thread", "beside", "kernels_run_beside"]
 
@@ -50,41 +51,16 @@ def one_blas_thread():
         _HELD.reset(token)
 
 
-class _Beside:
-    """A call running on its own thread (:func:`beside`)."""
+def _run_into(future, context, threads, function, args, kwargs):
+    """The second thread of :func:`beside`: ``function``'s value (or exception) into
+    ``future``, its kernels on ``threads`` threads (numba's count is per thread)."""
+    import numba
 
-    def __init__(self, function, args, kwargs, threads):
-        self._value = self._error = None
-        context = contextvars.copy_context()
-
-        def run():
-            import numba
-
-            numba.set_num_threads(threads)  # (the caller's, which is per thread)
-            try:
-                self._value = context.run(function, *args, **kwargs)
-            except BaseException as error:  # (raised again where its result is asked for)
-                self._error = error
-
-        # a daemon: a run stopped early (Ctrl-C, a time limit) does not wait for it
-        self._thread = threading.Thread(target=run, name="spca-beside", daemon=True)
-        self._thread.start()
-
-    def result(self):
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-class _Done:
-    """A call made at once (:func:`beside` where kernels may not run beside each other)."""
-
-    def __init__(self, function, args, kwargs):
-        self._value = function(*args, **kwargs)
-
-    def result(self):
-        return self._value
+    numba.set_num_threads(threads)
+    try:
+        future.set_result(context.run(function, *args, **kwargs))
+    except BaseException as error:  # (raised again where its result is asked for)
+        future.set_exception(error)
 
 
 def kernels_run_beside():
@@ -103,11 +79,18 @@ def kernels_run_beside():
 
 def beside(function, *args, **kwargs):
     """``function(*args, **kwargs)`` on a second thread where :func:`kernels_run_beside`, here
-    and at once elsewhere; returns an object whose ``result()`` waits for its value (or raises
-    its exception). The second thread runs numba's kernels on as many threads as this one.
-    ``function`` must share no state the caller changes meanwhile: the same value either way."""
-    if kernels_run_beside():
-        import numba
+    and at once elsewhere; returns a :class:`concurrent.futures.Future` whose ``result()`` waits
+    for its value (or raises its exception). The second thread runs numba's kernels on as many
+    threads as this one. ``function`` must share no state the caller changes meanwhile: the
+    same value either way."""
+    future = Future()
+    if not kernels_run_beside():
+        future.set_result(function(*args, **kwargs))
+        return future
+    import numba
 
-        return _Beside(function, args, kwargs, numba.get_num_threads())
-    return _Done(function, args, kwargs)
+    # a daemon: a run stopped early (Ctrl-C, a time limit) does not wait for it
+    threading.Thread(target=_run_into, name="spca-beside", daemon=True,
+                     args=(future, contextvars.copy_context(), numba.get_num_threads(),
+                           function, args, kwargs)).start()
+    return future
