@@ -19,6 +19,8 @@ PSD matrix given directly. A distributed engine is a second class with the same 
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -158,6 +160,9 @@ class LocalBackend:
         self._columns = {}
         self._blocks = []  # (words, block): the kept columns formed together (kept_block)
         self._column_dtype = None
+        # columns missing from the cache are formed by one thread at a time: a step run beside
+        # the run (threads.beside) may ask for the same ones, which are then formed once
+        self._forming = threading.Lock()
 
     def _documents_by_word(self):
         """The CSC arrays of S (indptr, indices, data) as the kernels take them, made once
@@ -363,19 +368,20 @@ class LocalBackend:
         if self.S is None:
             return [self.dense[:, j] for j in idx.tolist()]
         cache = self._columns
-        missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
         fresh = {}
-        if missing.size:
-            if not beyond_room and cache_room(cache, self.n) < missing.size:
-                fresh = dict(zip(missing.tolist(), self.rows(missing)))
-            else:
-                # formed in the cache's type (float32 holds every partial sum exactly: each is
-                # at most sum_d |S_di S_dj| <= sqrt(A_ii A_jj) < 2^24), each column a row of
-                # the block: no float64 block of twice the size, no copy (dupes-1M's first 256
-                # columns: 404 MB less written)
-                block = self.rows(missing, dtype=self._cache_dtype())
-                cache.update(zip(missing.tolist(), block))
-                self._blocks.append((missing, block))
+        with self._forming:
+            missing = np.array([j for j in idx.tolist() if j not in cache], dtype=np.int64)
+            if missing.size:
+                if not beyond_room and cache_room(cache, self.n) < missing.size:
+                    fresh = dict(zip(missing.tolist(), self.rows(missing)))
+                else:
+                    # formed in the cache's type (float32 holds every partial sum exactly: each
+                    # is at most sum_d |S_di S_dj| <= sqrt(A_ii A_jj) < 2^24), each column a
+                    # row of the block: no float64 block of twice the size, no copy
+                    # (dupes-1M's first 256 columns: 404 MB less written)
+                    block = self.rows(missing, dtype=self._cache_dtype())
+                    cache.update(zip(missing.tolist(), block))
+                    self._blocks.append((missing, block))
         return [cache[j] if j in cache else fresh[j] for j in idx.tolist()]
 
     def kept_block(self, idx):
@@ -398,6 +404,12 @@ class LocalBackend:
             small = float(self.diagonal().max(initial=0.0)) < _FLOAT32_EXACT
             self._column_dtype = np.float32 if integral and small else np.float64
         return self._column_dtype
+
+    def exact_columns(self):
+        """True when every column of A, and every sum of its entries a kernel forms, is exact
+        (a dense A is read as given; S's integer entries whose co-occurrences float32 holds
+        exactly, :meth:`_cache_dtype`): any kernel, in any order, gives the same numbers."""
+        return self.S is None or self._cache_dtype() == np.float32
 
     def column_room(self):
         """How many more columns A[:, j], once formed, stay in the column cache for every view

@@ -238,6 +238,14 @@ class Gram:
             out += stacked_columns(part, self.n, out=block[:, :len(part)]) @ Y[lo:lo + len(part)]
         return out
 
+    def exact_columns(self):
+        """True when every base column A[:, j] is exactly the same numbers whichever kernel,
+        thread or order forms it: A dense as given, or S with integer entries whose products
+        A holds exactly (the backend's ``exact_columns``). A step beside the run may then form
+        columns the run reads meanwhile (:meth:`~spca_cli.bounds.SharedRows.ahead`)."""
+        exact = getattr(self.backend, "exact_columns", None)
+        return exact is not None and bool(exact())
+
     def column_room(self):
         """How many more base columns A[:, j], once formed, are kept for every view of this A
         (by the backend's column cache), so that a second use costs no pass over S."""

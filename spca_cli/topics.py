@@ -33,6 +33,7 @@ from spca_cli.params import DEFAULTS, DEFLATIONS, check_run, resolve_deflation
 from spca_cli.solvers.registry import REGISTRY, solver_spec
 from spca_cli.spectrum import (CANDIDATE_TOL, TOPICS_TOL, first_call_tolerances,
                                top_eigenpairs)
+from spca_cli.threads import beside
 
 logger = logging.getLogger(__name__)
 
@@ -444,7 +445,7 @@ def _labelled(progress, label):
 
 def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_options, seconds,
                 eigenpairs, *, previous=None, forced=None, consume_previous=False,
-                progress=None, converged_pairs=None, rounding_scale=0.0):
+                progress=None, converged_pairs=None, rounding_scale=0.0, certificate=None):
     """One topic of the view ``A`` (eigenpairs ``eigen``), certified: the solver's output, its
     bound list, the view's :class:`~spca_cli.bounds.RowCertificate` (``previous`` as
     :func:`~spca_cli.bounds.row_certificate` takes it) and the eigenpairs the bounds used
@@ -458,7 +459,11 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
     topic found on the guess is not certified 1.0000, the view is solved and certified again
     on those, as if there had been no guess (the returned pairs are then confirmed), and what
     the solver logged of the guess is dropped. ``rounding_scale``: lambda_1 of the undeflated
-    A, whose rounding a topic's value may exceed a bound by (:func:`_nothing_better`)."""
+    A, whose rounding a topic's value may exceed a bound by (:func:`_nothing_better`).
+    ``certificate``: a :class:`concurrent.futures.Future` of the view's certificate, being
+    made beside the run (without ``previous``), for a solver that reads it: the solver starts
+    at once and waits for it only where it reads it."""
+    made = certificate
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
     # (the pairs are given with each solve: a guess may be replaced)
     available = {"rank": rank, "random_state": random_state, "time_limit": time_limit,
@@ -472,10 +477,16 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
             # lets the certificate stop as soon as it proves that value optimal
             out = _solve(spec, A, k, inputs, None, solver_options, seconds)
         # the certificate is a property of the view and k, whatever the solver: made here
+        if made is not None:
+            # (it finds its incumbent while the certificate is made, and waits for it then)
+            out = _solve(spec, A, k, inputs, made, solver_options, seconds)
         t = time.perf_counter()
-        certificate = _bounds.row_certificate(A, k, previous=previous,
-                                              attained=None if out is None else out.value,
-                                              consume_previous=consume_previous)
+        if made is not None:
+            certificate = made.result()
+        else:
+            certificate = _bounds.row_certificate(A, k, previous=previous,
+                                                  attained=None if out is None else out.value,
+                                                  consume_previous=consume_previous)
         held = None
         if forced is not None:
             held = _forced_certificate(A, k, certificate, forced, out)
@@ -601,16 +612,27 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     # (no sum of the K largest ratios: the disjoint stars bound the total at 0.51-0.74 of it on
     # the four real corpora, and without it the certificate takes linearized steps, 7 instead
     # of 18 on the fortunes)
-    first, first_bounds, cert0, first_eigen = _solve_view(
-        spec, A0, k, eigen0, rank, random_state, time_limit,
-        {**solver_options, "budget": 0.0} if deferred else solver_options, seconds,
-        eigenpairs, progress=_labelled(progress, "the best topic"))
+    # A's certificate, which a solver that reads it (auto, exact) has made before it starts,
+    # is made beside the sketch and its set's search, which need neither (where A's columns
+    # are the same numbers whichever thread forms them: Gram.exact_columns)
+    made = (beside(_bounds.row_certificate, A0, k)
+            if "certificate" in spec.inputs and A0.exact_columns() else None)
     t = time.perf_counter()
     sketch = sketch_supports(A0, k, n_components, eigen=eigen0,
                              rank=min(n_components, len(eigen0.values)),
                              samples=SET_SAMPLES, refine=SET_REFINE, random_state=random_state)
-    free, kept, keep_first = _searched_sets(A0, improve_set(A0, sketch), first)
+    free = improve_set(A0, sketch)
     seconds["search"] = time.perf_counter() - t
+    first, first_bounds, cert0, first_eigen = _solve_view(
+        spec, A0, k, eigen0, rank, random_state, time_limit,
+        {**solver_options, "budget": 0.0} if deferred else solver_options, seconds,
+        eigenpairs, progress=_labelled(progress, "the best topic"), certificate=made)
+    coherent = A0.S is not None  # (documents in this process: their counts give the coherence)
+    views = _Views(A0, k, cert0, seconds)
+    views.ahead(free, _limit_asked if coherent else float)
+    t = time.perf_counter()
+    free, kept, keep_first = _searched_sets(A0, free, first)
+    seconds["search"] += time.perf_counter() - t
     stars = _stars_beside(A0, k, n_components, cert0, (kept if keep_first else free).total,
                           seconds)
     # proved when the set holds it, or when a topic of the set explains more: then it is not
@@ -631,8 +653,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     chosen = kept if keep_first else free
     searched_total = chosen.total
     coherence_steps = 0
-    views = _Views(A0, k, cert0, seconds)
-    if A0.S is not None:  # (documents in this process: their counts give the coherence)
+    if coherent:
         from spca_cli.solvers.setsearch import polish_coherence
 
         # what each topic can give up and stay certified: its value above 0.991 of the bound
@@ -643,7 +664,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
         # groups have none), on the views of the set as it is here
         def limit(value, others):
             return lambda: value - COHERENCE_FLOOR * views.certificate(
-                others, value * (1.0 - COHERENCE_SHARE) / COHERENCE_FLOOR)[1].bound.value
+                others, _limit_asked(value))[1].bound.value
 
         limits = [0.0 if keep_first and j == 0 else limit(value, _others(chosen.supports, j))
                   for j, value in enumerate(chosen.values)]
@@ -739,6 +760,13 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     return found, totals, summary
 
 
+def _limit_asked(value):
+    """What the certificate of a topic's view is asked to prove for the topic's coherence
+    limit (``_run_set``): the least value that still leaves it :data:`COHERENCE_FLOOR` once
+    it gives up its share. A bound at or below it leaves the share as the limit."""
+    return value * (1.0 - COHERENCE_SHARE) / COHERENCE_FLOOR
+
+
 def _stars_beside(A0, k, n_components, cert0, searched_total, seconds):
     """The disjoint stars' bound on the set's total (:func:`~spca_cli.bounds.star_total_bound`
     on the model of A's certificate), started on a second thread (:func:`~spca_cli.threads.
@@ -749,8 +777,6 @@ def _stars_beside(A0, k, n_components, cert0, searched_total, seconds):
     bound)."""
     if n_components < 2:
         return None
-    from spca_cli.threads import beside
-
     t = time.perf_counter()
     model = _bounds.star_model(cert0.model, k, n_components, A=A0)
     stars = beside(_bounds.star_total_bound, model, k, n_components, lower=searched_total)
@@ -820,6 +846,15 @@ class _Views:
         # view did not hold (_near_weights)
         self.base_weights = np.zeros(A0.n)
         self.base_weights[cert0.words] = cert0.bound.weights
+
+    def ahead(self, searched, asked):
+        """Start forming, beside the run, the exact rows the views' certificates of a set like
+        ``searched`` take at once from A0's model (:meth:`~spca_cli.bounds.SharedRows.ahead`):
+        the view of its topic of least value, asked to prove ``asked(value)``, stands for
+        them (the first to take more rows)."""
+        j = int(np.argmin(searched.values))
+        view = self.A0.remove(_others(searched.supports, j))
+        self.shared.ahead(view, self.k, asked(float(searched.values[j])), self.cert0)
 
     def certificate(self, others, value):
         """``(view, certificate)`` of A0 without the words ``others``. The iteration stops

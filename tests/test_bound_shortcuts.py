@@ -158,6 +158,77 @@ def test_a_view_certified_on_shared_exact_rows_bounds_its_optimum(monkeypatch, k
 
 
 @pytest.mark.parametrize("kind", ["counts", "mixed"])
+@pytest.mark.parametrize("seed", range(8))
+def test_a_view_certified_on_shared_rows_formed_ahead_bounds_its_optimum(monkeypatch, kind,
+                                                                          seed):
+    """The set's views may take A's model with more exact rows formed beside the run before
+    they ask (SharedRows.ahead): the same certificate as one formed when asked, at or above the
+    brute-force best of the view, and the model formed once, on the second thread."""
+    import threading
+
+    from spca_cli import threads
+
+    monkeypatch.setattr(bounds, "EXACT_ROWS", 2)
+    monkeypatch.setattr(threads, "kernels_run_beside", lambda: True)
+    rng = np.random.default_rng(seed)
+    A = _gram(rng, kind)
+    k = 3
+    narrow = bounds.RowModel.of(A, exact_rows=2)
+    first = bounds.RowCertificate(narrow, bounds.weighted_row_bound(narrow, k))
+    removed = rng.choice(A.n, 3, replace=False)
+    view = A.remove(removed)
+    # a value to prove below the start model's floor: its certificate takes more rows at once
+    floor = bounds.MaskedModel(narrow, view.active()[narrow.words]).floor(k)
+    attained = 0.5 * floor
+    formed = []
+    original = bounds.SharedRows._formed
+
+    def recorded(self, size):
+        formed.append(threading.current_thread().name)
+        return original(self, size)
+
+    monkeypatch.setattr(bounds.SharedRows, "_formed", recorded)
+    ahead = bounds.SharedRows(A)
+    ahead.ahead(view, k, attained, first)
+    (pending,) = ahead._models.values()
+    pending.result()
+    assert formed == ["spca-beside"]
+    made = bounds.row_certificate(view, k, previous=first, attained=attained, shared=ahead)
+    asked = bounds.row_certificate(view, k, previous=first, attained=attained,
+                                   shared=bounds.SharedRows(A))
+    assert formed == ["spca-beside", threading.current_thread().name]  # (asked: formed then)
+    assert made.bound.value == asked.bound.value
+    assert made.model.hrow.size == asked.model.hrow.size > 2
+    D = view.to_dense()
+    keep = [i for i in range(A.n) if i not in removed]
+    optimum = max(float(np.linalg.eigvalsh(D[np.ix_(I, I)])[-1])
+                  for I in itertools.combinations(keep, k))
+    assert made.bound.value >= optimum * (1 - 1e-12)
+
+
+def test_no_model_is_formed_ahead_for_a_view_at_its_floor_or_columns_not_exact(monkeypatch):
+    """SharedRows.ahead forms nothing when the view's certificate would not take more rows at
+    once (the value to prove is above its start model's floor), nor where A's columns may
+    differ with the kernel that forms them (weighted documents: Gram.exact_columns)."""
+    from spca_cli import threads
+
+    monkeypatch.setattr(bounds, "EXACT_ROWS", 2)
+    monkeypatch.setattr(threads, "kernels_run_beside", lambda: True)
+    rng = np.random.default_rng(3)
+    counts = rng.poisson(0.4, (80, 13)).astype(float)
+    k = 3
+    for S, attained_at in ((counts, 2.0), (counts * 0.5, 0.5)):
+        A = Gram.from_documents(sp.csr_array(S))
+        narrow = bounds.RowModel.of(A, exact_rows=2)
+        first = bounds.RowCertificate(narrow, bounds.weighted_row_bound(narrow, k))
+        view = A.remove([0, 1, 2])
+        floor = bounds.MaskedModel(narrow, view.active()[narrow.words]).floor(k)
+        shared = bounds.SharedRows(A)
+        shared.ahead(view, k, attained_at * floor, first)
+        assert shared._models == {}
+
+
+@pytest.mark.parametrize("kind", ["counts", "mixed"])
 @pytest.mark.parametrize("seed", range(6))
 def test_a_model_restricted_in_its_own_memory_equals_the_copy(monkeypatch, kind, seed):
     """Remove deflation's next view restricts the last model in place (its exact rows, sorted

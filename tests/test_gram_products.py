@@ -413,3 +413,53 @@ def test_the_csc_made_on_several_threads_is_the_one_made_on_one():
                                                       threads)
                 for got, want in zip(parallel, serial):
                     assert np.array_equal(got, want), (m, n, with_data, threads)
+
+
+def test_columns_asked_from_two_threads_at_once_are_formed_once_and_equal_the_dense_gram(
+        monkeypatch):
+    """A step beside the run (threads.beside) may ask for the columns the run asks for: each
+    missing column is formed by one thread while the other waits, then read from the cache."""
+    import threading
+
+    rng = np.random.default_rng(7)
+    S = sp.csr_array(rng.poisson(0.3, (400, 120)).astype(float))
+    dense = (S.T @ S).toarray()
+    backend = LocalBackend(S=S)
+    formed = []
+    rows = LocalBackend.rows
+
+    def counted(self, idx, dtype=np.float64):
+        formed.extend(np.asarray(idx).tolist())
+        return rows(self, idx, dtype)
+
+    monkeypatch.setattr(LocalBackend, "rows", counted)
+    idx = np.arange(0, 120, 2)
+    start = threading.Barrier(2)
+    got = {}
+
+    def ask(name):
+        start.wait()
+        got[name] = backend.column_list(idx)
+
+    workers = [threading.Thread(target=ask, args=(name,)) for name in ("a", "b")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert sorted(formed) == idx.tolist()  # each column formed once
+    for name in ("a", "b"):
+        np.testing.assert_array_equal(np.stack(got[name], axis=1), dense[:, idx])
+
+
+@pytest.mark.parametrize("S, exact", [
+    (sp.csr_array(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])), True),  # binary
+    (sp.csr_array(np.array([[3.0, 1.0, 0.0], [0.0, 2.0, 5.0]])), True),  # counts
+    (sp.csr_array(np.array([[0.5, 1.0, 0.0], [0.0, 1.5, 1.0]])), False),  # weighted
+    (sp.csr_array(np.array([[5000.0, 1.0], [0.0, 1.0]])), False),  # A_11 = 2.5e7 > 2^24
+])
+def test_columns_are_exact_for_integer_counts_whose_products_float32_holds(S, exact):
+    """Gram.exact_columns: the columns are the same numbers whichever kernel or thread forms
+    them (a step beside the run may then form them): integer S below 2^24 on A's diagonal,
+    or a dense A read as given."""
+    assert Gram.from_documents(S).exact_columns() is exact
+    assert Gram.from_dense((S.T @ S).toarray()).exact_columns() is True

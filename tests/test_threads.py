@@ -88,7 +88,14 @@ def test_kernels_run_beside_only_on_a_threadsafe_layer_with_more_than_one_thread
         numba.set_num_threads(previous)
 
 
-def test_the_sets_total_bound_is_the_same_made_beside_the_run_or_after_it(monkeypatch):
+def _outcome(result):
+    return ([(c.words, c.explained_variance, c.upper_bound, c.certified_ratio)
+             for c in result.components], result.total_bound)
+
+
+def test_the_set_is_the_same_with_its_steps_beside_the_run_or_in_turn(monkeypatch):
+    """A's certificate (beside the sketch and the first set search) and the set's disjoint
+    stars (beside its last steps): the same topics, bounds and total bound either way."""
     from spca_cli.corpus.read import read_corpus
     from spca_cli.topics import run_topics
 
@@ -96,7 +103,34 @@ def test_the_sets_total_bound_is_the_same_made_beside_the_run_or_after_it(monkey
     made = {}
     for allowed in (True, False):
         monkeypatch.setattr(threads, "kernels_run_beside", lambda: allowed)
-        result = run_topics(data, k=6, n_components=3)
-        made[allowed] = (result.total_bound, [c.upper_bound for c in result.components])
+        made[allowed] = _outcome(run_topics(data, k=6, n_components=3))
     assert made[True] == made[False]
-    assert made[True][0].source == "weighted row sums of disjoint supports"
+    assert made[True][1].source == "weighted row sums of disjoint supports"
+
+
+def test_short_texts_views_take_the_exact_rows_formed_beside_the_run(monkeypatch):
+    """The fortunes' set views take more exact rows at once (a flat diagonal): A's model with
+    them is formed on the second thread while the set is searched, and the run's outcome is
+    the one made with everything in turn."""
+    from spca_cli import bounds
+    from spca_cli.corpus.read import read_corpus
+    from spca_cli.topics import run_topics
+    from test_groups import fortunes_csv
+
+    data = read_corpus(str(fortunes_csv()))
+    formed = []
+    original = bounds.SharedRows._formed
+
+    def recorded(self, size):
+        formed.append(threading.current_thread().name)
+        return original(self, size)
+
+    monkeypatch.setattr(bounds.SharedRows, "_formed", recorded)
+    made = {}
+    for allowed in (True, False):
+        monkeypatch.setattr(threads, "kernels_run_beside", lambda: allowed)
+        formed.clear()
+        made[allowed] = _outcome(run_topics(data))
+        assert formed == ["spca-beside" if allowed else "MainThread"]
+    assert made[True] == made[False]
+    assert min(c[3] for c in made[True][0]) >= 0.99

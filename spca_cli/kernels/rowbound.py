@@ -552,7 +552,7 @@ def outside_columns(CT, hpos):
 _OUTSIDE_BLOCK = 256
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _outside_columns(CT, hpos, block):
     h, n = CT.shape
     n_blocks = (n + block - 1) // block
@@ -663,7 +663,7 @@ def row_prefixes(CT, length=PREFIX):
     return order, lengths, rest
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _prefix_rows(CT, order, lengths, rest):
     """Each row's ``order.shape[1]`` largest entries in order and how many of them are nonzero
     (CT >= 0: |A'|): a row's nonzero entries gathered in one pass, all sorted when they fit (a
@@ -785,7 +785,7 @@ def prefix_values(CT, order, lengths=None):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _prefix_values(CT, order, lengths, out):
     for p in range(order.shape[0]):
         for t in range(lengths[p]):

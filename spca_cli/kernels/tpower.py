@@ -96,7 +96,7 @@ def gram_columns(indptr, indices, data, cindptr, cindices, cdata, idx, binary, c
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def gram_columns_parallel(indptr, indices, data, cindptr, cindices, cdata, idx, nthreads,
                           binary, copies, out):
     """:func:`gram_columns` on ``nthreads`` threads, thread th taking columns th, th +

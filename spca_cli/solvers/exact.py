@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -471,7 +472,8 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     bound, or the row bound).
 
     ``certificate`` is the view's :class:`~spca_cli.bounds.RowCertificate` when the caller has
-    it (the pipeline computes one for every component). Returns ``(indices, value, bound,
+    it (the pipeline computes one for every component), or a :class:`concurrent.futures.
+    Future` of it (being made on another thread while the incumbent was found). Returns ``(indices, value, bound,
     finished, info)``: the best support found (the incumbent's unless the search beat it), its
     exact value, an upper bound on the optimum, and whether the incumbent is proved optimal
     (then ``bound`` is its value).
@@ -488,6 +490,8 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
     :data:`_PROGRESS_SECONDS`.
     """
     work = _Work(work_units, time_limit)
+    if isinstance(certificate, Future):
+        certificate = certificate.result()  # (made on another thread meanwhile)
     if certificate is None:
         certificate = row_certificate(A, k)
     if forced is not None:
@@ -701,9 +705,10 @@ def exact(A, k, *, eigen=None, rank=2, random_state=0, time_limit=None, certific
         Seconds for the branch and bound (the incumbent's solvers always finish); at the limit
         the best topic found is returned with the best bound proved so far and a
         ConvergenceWarning, as when a rung of the ladder leaves too many words to branch over.
-    certificate : RowCertificate, optional
+    certificate : RowCertificate or Future, optional
         The weighted row bound of ``A`` for ``k`` (:func:`spca_cli.bounds.row_certificate`),
-        when the caller has computed it already.
+        when the caller has computed it already, or a :class:`concurrent.futures.Future` of
+        it being made on another thread (the search waits for it after the incumbent).
     forced : array-like of int, optional
         Words every support must hold (``include``: at most k active words); the topic is then
         the provably best one holding them.
