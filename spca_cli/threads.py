@@ -65,16 +65,14 @@ def _run_into(future, context, threads, function, args, kwargs):
 
 def kernels_run_beside():
     """Whether a second thread may launch numba's parallel kernels while this one does: the
-    process's threading layer, chosen at its first parallel kernel, launches them from several
-    threads at once, and this thread runs them on more than one. False before a first
-    parallel kernel has run (no layer is known yet)."""
+    process's threading layer launches them from several threads at once, and this thread
+    runs them on more than one."""
     import numba
 
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # (no parallel kernel has run)
-        return False
-    return layer in _THREADSAFE_LAYERS and numba.get_num_threads() > 1
+    # (numba.get_num_threads starts numba's threads, choosing the layer, as the process's
+    # first parallel kernel would)
+    count = numba.get_num_threads()
+    return numba.threading_layer() in _THREADSAFE_LAYERS and count > 1
 
 
 def beside(function, *args, **kwargs):

@@ -222,6 +222,16 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
     coordinates = _bounds.first_exact_words(A0)
     if not (room and _bounds.reads_kept_rows(A0)):
         coordinates = coordinates[:room]
+    searches_set = not joint and deflation == "joint" and n_components > 1
+    certificate = None
+    if searches_set and "certificate" in REGISTRY[solver].inputs and A0.exact_columns():
+        # A's certificate, which the set's solver reads (auto, exact), needs nothing of the
+        # eigen step but the columns it starts from: formed first, the certificate is made
+        # beside the eigen step, the sketch and its set's search (where A's columns are the
+        # same numbers whichever thread forms them: Gram.exact_columns)
+        if len(coordinates):
+            A0.keep_columns(coordinates)
+        certificate = beside(_bounds.row_certificate, A0, k)
     # the pairs past rank + 1 serve only the total bounds and the reported eigenvalues
     eigen0 = eigenpairs(A0, n_eig, tol=first_call_tolerances(n_eig, max(rank + 1, 2)),
                         coordinates=coordinates)
@@ -235,10 +245,10 @@ def run_topics(data, *, solver=DEFAULTS["solver"], k=DEFAULTS["k"],
             found, total_list, solver_notes = _run_joint(
                 solver, A0, eigen0, k, n_components, rank, random_state, time_limit,
                 solver_options, seconds)
-        elif deflation == "joint" and n_components > 1:
+        elif searches_set:
             found, total_list, set_search = _run_set(
                 solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,
-                solver_options, seconds, eigenpairs, progress)
+                solver_options, seconds, eigenpairs, progress, certificate=certificate)
             solver_notes = _solver_notes(solver, found)
         else:
             # one topic asked for: the best set of one is the best topic
@@ -579,7 +589,7 @@ def _nothing_better(value, bound_list, scale, k):
 
 
 def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, time_limit,
-             solver_options, seconds, eigenpairs, progress=None):
+             solver_options, seconds, eigenpairs, progress=None, certificate=None):
     """The best set of disjoint topics (``deflation="joint"``; docs/solvers.md, "The set").
 
     1. The best single topic, certified on A (the solver's, as in remove deflation); a solver
@@ -599,6 +609,9 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
        again on that view: a better topic there replaces it (the total only grows), until a
        round changes nothing.
 
+    ``certificate``: a :class:`concurrent.futures.Future` of A's certificate being made beside
+    the run, for a solver that reads it (:func:`run_topics`).
+
     Returns [(SolverOutput, bound list)], the total bound list and the search's summary."""
     from spca_cli.solvers.bipartite import sketch_supports
     from spca_cli.solvers.setsearch import improve_set
@@ -612,11 +625,6 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     # (no sum of the K largest ratios: the disjoint stars bound the total at 0.51-0.74 of it on
     # the four real corpora, and without it the certificate takes linearized steps, 7 instead
     # of 18 on the fortunes)
-    # A's certificate, which a solver that reads it (auto, exact) has made before it starts,
-    # is made beside the sketch and its set's search, which need neither (where A's columns
-    # are the same numbers whichever thread forms them: Gram.exact_columns)
-    made = (beside(_bounds.row_certificate, A0, k)
-            if "certificate" in spec.inputs and A0.exact_columns() else None)
     t = time.perf_counter()
     sketch = sketch_supports(A0, k, n_components, eigen=eigen0,
                              rank=min(n_components, len(eigen0.values)),
@@ -626,7 +634,7 @@ def _run_set(solver, A0, eigen0, labels, k, n_components, rank, random_state, ti
     first, first_bounds, cert0, first_eigen = _solve_view(
         spec, A0, k, eigen0, rank, random_state, time_limit,
         {**solver_options, "budget": 0.0} if deferred else solver_options, seconds,
-        eigenpairs, progress=_labelled(progress, "the best topic"), certificate=made)
+        eigenpairs, progress=_labelled(progress, "the best topic"), certificate=certificate)
     coherent = A0.S is not None  # (documents in this process: their counts give the coherence)
     views = _Views(A0, k, cert0, seconds)
     views.ahead(free, _limit_asked if coherent else float)

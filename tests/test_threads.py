@@ -75,8 +75,24 @@ def test_a_step_beside_the_run_raises_its_error_where_its_result_is_asked_for(mo
         pending.result()
 
 
+def test_kernels_run_beside_in_a_process_that_has_run_no_parallel_kernel_yet():
+    """The first step beside the run may come before any parallel kernel (A's certificate
+    beside the first eigen step of a small corpus): numba's threads and layer are started
+    then, and the answer is the one a process that ran a kernel gets."""
+    import subprocess
+    import sys
+
+    code = ("import numba\n"
+            "from spca_cli.threads import kernels_run_beside\n"
+            "answer = kernels_run_beside()\n"
+            "print(answer, numba.threading_layer(), numba.get_num_threads())\n")
+    answer, layer, count = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                          text=True, check=True).stdout.split()
+    assert answer == str(layer in ("omp", "tbb") and int(count) > 1)
+
+
 def test_kernels_run_beside_only_on_a_threadsafe_layer_with_more_than_one_thread():
-    _parallel_sum(np.ones(10))  # (the layer is chosen at the first parallel kernel)
+    _parallel_sum(np.ones(10))
     layer = numba.threading_layer()
     expected = layer in ("omp", "tbb") and numba.get_num_threads() > 1
     assert kernels_run_beside() == expected
