@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from spca_cli import threads
 from spca_cli.kernels.rowbound import (PREFIX, STAR_PREFIX, gather_rows, offdiag_top_sums,
                                       outside_columns, perron_weights, prefix_values,
                                       restrict_outside_columns, restrict_prefixes, row_prefixes,
                                       star_descent, star_rescale, star_rows, star_values)
-from spca_cli import threads
 
 __all__ = ["single_bounds", "total_bounds", "star_total_bound", "star_model", "row_certificate", "RowCertificate", "tightest", "certified_ratio",
            "first_exact_words",

@@ -4,8 +4,12 @@
 kernels may be launched from two threads at once. A default run's own steps keep the second
 core busy only part of the time (on the bundled KOS sample, one core and a third on average
 with the kernels' threads waiting passively), so a step that waits on nothing the run does
-next, the disjoint stars that bound the set's total (0.2-0.3 s), takes little wall time
-there. The kernels the two threads call release the GIL (``nogil``).
+next takes little wall time there: A's certificate beside the first eigen step, the sketch
+and the first set search (``topics.run_topics``), the exact rows the set's views will take
+beside the set search (``bounds.SharedRows.ahead``), and the disjoint stars that bound the
+set's total (0.2-0.3 s) beside the set's last steps. The kernels the threads call release
+the GIL (``nogil``); loading one from numba's cache does not (numba's compiler lock holds
+its loads in turn).
 
 One BLAS thread for the small dense steps (eigh of a few hundred rows, the matchings'
 products, a ``--by`` group): two BLAS threads spin-waiting for each other on busy cores made

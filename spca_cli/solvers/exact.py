@@ -473,10 +473,10 @@ def search(A, k, incumbent, *, certificate=None, time_limit=None, work_units=Non
 
     ``certificate`` is the view's :class:`~spca_cli.bounds.RowCertificate` when the caller has
     it (the pipeline computes one for every component), or a :class:`concurrent.futures.
-    Future` of it (being made on another thread while the incumbent was found). Returns ``(indices, value, bound,
-    finished, info)``: the best support found (the incumbent's unless the search beat it), its
-    exact value, an upper bound on the optimum, and whether the incumbent is proved optimal
-    (then ``bound`` is its value).
+    Future` of it (being made on another thread while the incumbent was found). Returns
+    ``(indices, value, bound, finished, info)``: the best support found (the incumbent's unless
+    the search beat it), its exact value, an upper bound on the optimum, and whether the
+    incumbent is proved optimal (then ``bound`` is its value).
 
     ``forced``: the words every support must hold (the incumbent holds them); the bound and
     the proof are then for the best support holding them.
