@@ -9,6 +9,7 @@ and the command that gets it.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,20 @@ def airline_mtx():
 @pytest.fixture
 def kos_mtx():
     return dataset_paths("kos-matrix")[0]
+
+
+@pytest.fixture
+def rows_formed_on(monkeypatch):
+    """The names of the threads on which :class:`~spca_cli.bounds.SharedRows` forms A's
+    models with more exact rows, in order (a list the test reads as the run goes)."""
+    from spca_cli import bounds
+
+    formed = []
+    original = bounds.SharedRows._formed
+
+    def recorded(self, size):
+        formed.append(threading.current_thread().name)
+        return original(self, size)
+
+    monkeypatch.setattr(bounds.SharedRows, "_formed", recorded)
+    return formed

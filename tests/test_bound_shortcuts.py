@@ -160,7 +160,7 @@ def test_a_view_certified_on_shared_exact_rows_bounds_its_optimum(monkeypatch, k
 @pytest.mark.parametrize("kind", ["counts", "mixed"])
 @pytest.mark.parametrize("seed", range(8))
 def test_a_view_certified_on_shared_rows_formed_ahead_bounds_its_optimum(monkeypatch, kind,
-                                                                          seed):
+                                                                          seed, rows_formed_on):
     """The set's views may take A's model with more exact rows formed beside the run before
     they ask (SharedRows.ahead): the same certificate as one formed when asked, at or above the
     brute-force best of the view, and the model formed once, on the second thread."""
@@ -180,14 +180,7 @@ def test_a_view_certified_on_shared_rows_formed_ahead_bounds_its_optimum(monkeyp
     # a value to prove below the start model's floor: its certificate takes more rows at once
     floor = bounds.MaskedModel(narrow, view.active()[narrow.words]).floor(k)
     attained = 0.5 * floor
-    formed = []
-    original = bounds.SharedRows._formed
-
-    def recorded(self, size):
-        formed.append(threading.current_thread().name)
-        return original(self, size)
-
-    monkeypatch.setattr(bounds.SharedRows, "_formed", recorded)
+    formed = rows_formed_on
     ahead = bounds.SharedRows(A)
     ahead.ahead(view, k, attained, first)
     (pending,) = ahead._models.values()

@@ -124,24 +124,17 @@ def test_the_set_is_the_same_with_its_steps_beside_the_run_or_in_turn(monkeypatc
     assert made[True][1].source == "weighted row sums of disjoint supports"
 
 
-def test_short_texts_views_take_the_exact_rows_formed_beside_the_run(monkeypatch):
+def test_short_texts_views_take_the_exact_rows_formed_beside_the_run(monkeypatch,
+                                                                       rows_formed_on):
     """The fortunes' set views take more exact rows at once (a flat diagonal): A's model with
     them is formed on the second thread while the set is searched, and the run's outcome is
     the one made with everything in turn."""
-    from spca_cli import bounds
     from spca_cli.corpus.read import read_corpus
     from spca_cli.topics import run_topics
     from test_groups import fortunes_csv
 
     data = read_corpus(str(fortunes_csv()))
-    formed = []
-    original = bounds.SharedRows._formed
-
-    def recorded(self, size):
-        formed.append(threading.current_thread().name)
-        return original(self, size)
-
-    monkeypatch.setattr(bounds.SharedRows, "_formed", recorded)
+    formed = rows_formed_on
     made = {}
     for allowed in (True, False):
         monkeypatch.setattr(threads, "kernels_run_beside", lambda: allowed)
