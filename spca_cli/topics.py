@@ -473,7 +473,7 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
     ``certificate``: a :class:`concurrent.futures.Future` of the view's certificate, being
     made beside the run (without ``previous``), for a solver that reads it: the solver starts
     at once and waits for it only where it reads it."""
-    made = certificate
+    made = certificate  # (``certificate`` names the view's certificate below)
     n_pairs = max(rank + 1, 2)  # what the solvers use of a deflated view
     # (the pairs are given with each solve: a guess may be replaced)
     available = {"rank": rank, "random_state": random_state, "time_limit": time_limit,
@@ -486,10 +486,12 @@ def _solve_view(spec, A, k, eigen, rank, random_state, time_limit, solver_option
             # a solver that does not use the certificate runs first: the value it reaches
             # lets the certificate stop as soon as it proves that value optimal
             out = _solve(spec, A, k, inputs, None, solver_options, seconds)
-        # the certificate is a property of the view and k, whatever the solver: made here
-        if made is not None:
-            # (it finds its incumbent while the certificate is made, and waits for it then)
+        elif made is not None:
+            # the certificate is being made beside: the solver finds its incumbent meanwhile
+            # and waits for it where it reads it
             out = _solve(spec, A, k, inputs, made, solver_options, seconds)
+        # the certificate is a property of the view and k, whatever the solver: made here (or
+        # beside)
         t = time.perf_counter()
         if made is not None:
             certificate = made.result()
