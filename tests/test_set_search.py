@@ -191,7 +191,8 @@ def test_the_best_single_topic_is_proved_only_when_the_set_holds_it(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         held = run_topics(corpus)
-        remove = run_topics(corpus, deflation="remove")
+        # (remove deflation's first topic does not depend on the topics after it)
+        remove = run_topics(corpus, deflation="remove", n_components=1)
     assert held.set_search["best_topic_kept"] is True
     assert given[:2] == [0.0, AUTO_BUDGET * WORK_PER_SECOND]
     first, alone = held.components[0], remove.components[0]
