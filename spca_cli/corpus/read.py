@@ -4,10 +4,7 @@ streaming ingest of raw text, and the filters and weighting every corpus kind sh
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from itertools import compress, repeat
 
 import numpy as np
@@ -627,8 +624,12 @@ class _SharedTexts:
 
 def _parallel_plan(path, kind, text_column, time_column, languages=()):
     """(byte ranges, decided fields) when ``path`` is worth reading in parallel, else None."""
+    if kind not in ("jsonl", "text"):
+        return None
+    import multiprocessing as mp  # (here: a CSV or UCI input, the default run's, needs none)
+
     workers = usable_cores()
-    if kind not in ("jsonl", "text") or workers < 2 or "fork" not in mp.get_all_start_methods():
+    if workers < 2 or "fork" not in mp.get_all_start_methods():
         return None
     if os.path.getsize(path) < PARALLEL_MIN_BYTES or is_gzip(path):
         return None  # (a gzip stream cannot be entered in the middle)
@@ -649,6 +650,10 @@ def _read_parallel(path, kind, analyzer, lo, hi, text_column, plan, progress, la
     """[(part, epochs, offsets, all_timed, documents, keys)] of the ranges of ``path``, read by
     worker processes (``keys``: the hashes of the normalised texts with ``hashing``, else None),
     or None when a worker met bad input (the serial reader then reports it with its line)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     ranges, decided = plan
     # fork: the workers start at once with everything imported (spawn would import scikit-learn
     # again in each); they only tokenise, never touching threads the parent may hold
