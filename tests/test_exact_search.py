@@ -167,3 +167,28 @@ def test_the_status_line_shows_what_the_search_says_on_a_terminal_only(monkeypat
         assert say is None
     with progress_module.status("Finding 5 topics", quiet=True) as say:
         assert say is None
+
+
+@pytest.mark.parametrize("view", [False, True])
+def test_the_block_of_exact_count_rows_is_the_block_formed_from_the_documents(view):
+    """A block of counts taken straight from the model's float32 rows holds the numbers the
+    documents give (symmetric, the same float32 |A'| and sorted rows), on A and on a view
+    without some words; and the search over it proves the brute-force optimum."""
+    from spca_cli.bounds import RowModel
+
+    A = Gram.from_documents(small_corpus(m=200, n=24, seed=5))
+    if view:
+        A = A.remove(np.array([2, 7, 11]))
+    assert A.exact_columns()
+    words = np.flatnonzero(A.active())
+    model = RowModel.of(A, words=words, exact_rows=words.size)
+    assert model.is_exact and model.CT.dtype == np.float32
+    A_sub, B, prefixes, values = exact_module._dense_block(A, model, words)
+    D = A.submatrix(words)
+    assert A_sub.dtype == np.float64 and np.array_equal(A_sub, D)
+    assert B.dtype == np.float32 and np.array_equal(B, D.astype(np.float32))
+    reference = exact_module._with_prefixes(D, D.astype(np.float32))
+    assert all(np.array_equal(a, b) for a, b in zip(prefixes, reference[2]))
+    assert np.array_equal(values, reference[3])
+    out = exact(A, 3)
+    assert out.exact and abs(out.value - _brute(A, 3)) <= 1e-9 * out.value
