@@ -164,6 +164,17 @@ class LocalBackend:
         # the run (threads.beside) may ask for the same ones, which are then formed once
         self._forming = threading.Lock()
 
+    def __getstate__(self):
+        """Everything but the lock, which no pickle holds: a Dask worker may send its shard's
+        backend to another worker, or spill it to disk."""
+        state = self.__dict__.copy()
+        del state["_forming"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._forming = threading.Lock()
+
     def _documents_by_word(self):
         """The CSC arrays of S (indptr, indices, data) as the kernels take them, made once
         (kernels/products.py: ``documents_by_word``).

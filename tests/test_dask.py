@@ -179,6 +179,30 @@ def test_backend_answers_as_local(one_process, remote):
     assert np.array_equal(view_r.diagonal(), view_l.diagonal())
 
 
+def test_a_shard_sent_to_another_worker_answers_as_on_its_own(cluster, remote):
+    """Dask may run a task on another worker than its shard's, or spill the shard to disk: the
+    shard pickles (its backend's lock stays behind) with the columns it formed and answers the
+    same there; and the scheduler weighs moving it by the bytes of its rows."""
+    from dask.sizeof import sizeof
+    from distributed import wait
+
+    from spca_cli.distributed.backend import _ask
+
+    shard = remote.backend.shards[0]
+    wait([shard], timeout=60)  # (made on its worker, where it stays)
+    idx = np.array([0, 17, 400])
+    (home, *_) = cluster.who_has([shard])[shard.key]
+    own = cluster.submit(_ask, shard, "columns", idx, workers=[home], pure=False)
+    here = own.result(timeout=60)
+    other = next(w for w in cluster.scheduler_info()["workers"] if w != home)
+    moved = cluster.submit(_ask, shard, "columns", idx, workers=[other],
+                           allow_other_workers=False, pure=False)
+    assert np.array_equal(moved.result(timeout=60), here)
+    size, nnz = cluster.submit(lambda s: (sizeof(s), s.local.S.nnz), shard, workers=[home],
+                               pure=False).result(timeout=60)
+    assert nnz > 1000 and size >= 12 * nnz  # (8-byte values and 4-byte word ids at least)
+
+
 def _without_seconds(doc):
     if isinstance(doc, dict):
         return {k: _without_seconds(v) for k, v in doc.items() if k != "seconds"}

@@ -463,3 +463,20 @@ def test_columns_are_exact_for_integer_counts_whose_products_float32_holds(S, ex
     or a dense A read as given."""
     assert Gram.from_documents(S).exact_columns() is exact
     assert Gram.from_dense((S.T @ S).toarray()).exact_columns() is True
+
+
+def test_a_backend_pickles_without_its_lock_and_forms_columns_after():
+    """A Dask worker may send its shard's backend to another worker or spill it to disk: the
+    pickle holds S and the columns formed (not the lock), and the copy answers the same and
+    forms new columns under a lock of its own."""
+    import pickle
+
+    S = sp.random(60, 30, density=0.2, random_state=1, format="csr",
+                  data_rvs=lambda size: np.ones(size))
+    local = backend_module.LocalBackend(S=S, threads=1)
+    first = local.rows(np.array([0, 3, 7]))
+    copy = pickle.loads(pickle.dumps(local))
+    assert copy._forming is not local._forming
+    assert np.array_equal(copy.rows(np.array([0, 3, 7])), first)
+    dense = (S.T @ S).toarray()
+    assert np.array_equal(copy.rows(np.array([5, 29])), dense[[5, 29]])

@@ -29,7 +29,9 @@ _READ_AHEAD = 64
 class Shard:
     """The row blocks of S held by one worker, stacked, with the kernels of LocalBackend.
 
-    Lives on a worker; created by :func:`make_shards`, never sent back to the client.
+    Lives on a worker; created by :func:`make_shards`, never sent back to the client. Dask
+    may still send it to another worker or spill it to disk (it pickles), and weighs such a
+    move by its size (:meth:`__sizeof__`).
     """
 
     def __init__(self, *blocks):
@@ -58,6 +60,14 @@ class Shard:
 
     def is_nonnegative(self):
         return self.local.is_nonnegative()
+
+    def __sizeof__(self):
+        """The bytes of its rows, which Dask's scheduler reads (``dask.sizeof``) to weigh
+        running a task on it elsewhere against waiting for its worker: with an object's
+        default few dozen bytes, a shard looked cheaper to move than the product's argument."""
+        S = self.local.S
+        return object.__sizeof__(self) + sum(int(a.nbytes) for a in (S.data, S.indices,
+                                                                         S.indptr))
 
 
 def _join(*blocks):
