@@ -626,7 +626,7 @@ def _parallel_plan(path, kind, text_column, time_column, languages=()):
     """(byte ranges, decided fields) when ``path`` is worth reading in parallel, else None."""
     if kind not in ("jsonl", "text"):
         return None
-    import multiprocessing as mp  # (here: a CSV or UCI input, the default run's, needs none)
+    import multiprocessing as mp  # (here: a CSV or UCI input is never read in parallel)
 
     workers = usable_cores()
     if workers < 2 or "fork" not in mp.get_all_start_methods():
