@@ -510,7 +510,9 @@ def spannogram_pass(V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts
     stats = np.zeros((nthreads, _N_STATS), dtype=np.int64)
     tau = np.empty(nthreads)
     for th in prange(nthreads):
-        _worker(th, nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts, gap,
-                enum_cap, t_min, out_pos[th], out_hash[th], out_val[th], all_hash[th], stats[th],
-                tau[th:th + 1])
+        # (numba types the loop's index int64 where it checks the loop and uint64 in the
+        # parallel loop it makes: one signature of _worker instead of two, 9 s less to compile)
+        _worker(np.int64(th), nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol,
+                firsts, gap, enum_cap, t_min, out_pos[th], out_hash[th], out_val[th],
+                all_hash[th], stats[th], tau[th:th + 1])
     return out_pos, out_hash, out_val, all_hash, stats, tau
