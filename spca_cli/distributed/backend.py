@@ -63,8 +63,8 @@ class Shard:
 
     def __sizeof__(self):
         """The bytes of its rows, which Dask's scheduler reads (``dask.sizeof``) to weigh
-        running a task on it elsewhere against waiting for its worker: with an object's
-        default few dozen bytes, a shard looked cheaper to move than the product's argument."""
+        running a task on it elsewhere against waiting for its worker: at an object's default
+        size, a few dozen bytes, a shard would look cheaper to move than to wait for."""
         S = self.local.S
         return object.__sizeof__(self) + sum(int(a.nbytes) for a in (S.data, S.indices,
                                                                          S.indptr))

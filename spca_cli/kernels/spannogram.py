@@ -511,7 +511,7 @@ def spannogram_pass(V, norms, mult, off, pre, pre_off, d, k, signed, tol, firsts
     tau = np.empty(nthreads)
     for th in prange(nthreads):
         # (numba types the loop's index int64 where it checks the loop and uint64 in the
-        # parallel loop it makes: one signature of _worker instead of two, 9 s less to compile)
+        # parallel loop it makes: passed on as int64, _worker compiles for one type, 9 s each)
         _worker(np.int64(th), nthreads, V, norms, mult, off, pre, pre_off, d, k, signed, tol,
                 firsts, gap, enum_cap, t_min, out_pos[th], out_hash[th], out_val[th],
                 all_hash[th], stats[th], tau[th:th + 1])
