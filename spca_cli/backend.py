@@ -168,7 +168,7 @@ class LocalBackend:
         """Everything but the lock, which no pickle holds: a Dask worker may send its shard's
         backend to another worker, or spill it to disk."""
         state = self.__dict__.copy()
-        del state["_forming"]
+        state.pop("_forming", None)
         return state
 
     def __setstate__(self, state):
