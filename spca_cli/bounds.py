@@ -179,10 +179,9 @@ class SharedRows:
         size = rows + self._removed(view)
         base = self._models.get(size)
         if base is None:
-            base = self._formed(size)
-        elif isinstance(base, Future):
-            base = base.result()
-        self._models[size] = base
+            base = self._models[size] = self._formed(size)
+        elif isinstance(base, Future):  # (formed ahead: taken once it is done)
+            base = self._models[size] = base.result()
         keep = view.active()[base.words] & (view.diagonal()[base.words] + view.psd_margin > 0)
         return MaskedModel(base, keep)
 
