@@ -148,6 +148,8 @@ def _bad_files(tmp_path):
          binary=True)
     case("bad.jsonl", '{"text": "a"}\n{"text": "b"\n',
          "bad.jsonl: line 2: malformed JSON (Expecting ',' delimiter at column 13)")
+    case("cut.jsonl", '{"text": "a"}\n{"text": "b\n',
+         "cut.jsonl: line 2: malformed JSON (Unterminated string starting at column 10)")
     case("badtime.csv", "text,created_at\nhello,2015-02-17\nworld,yesterday\n",
          "badtime.csv: line 3: cannot read time 'yesterday' in 'created_at'")
     case("dates.csv", "text,created_at\nhello,2015-02-17\n",

@@ -252,7 +252,9 @@ def _decode_lines(path, lines, first_line):
         try:
             objs.append(json.loads(line.rstrip("\r\n")))
         except json.JSONDecodeError as exc:
-            raise SpcaInputError(path, f"malformed JSON ({exc.msg} at column {exc.colno})",
+            # (json's own "Unterminated string starting at" ends in "at" already)
+            what = exc.msg.removesuffix(" at")
+            raise SpcaInputError(path, f"malformed JSON ({what} at column {exc.colno})",
                                  line=first_line + offset) from None
         except ValueError as exc:  # Python's limit on the digits of an integer
             what = ("an integer of more than 4,300 digits" if "digits" in str(exc)
