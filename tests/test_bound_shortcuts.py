@@ -490,3 +490,57 @@ def test_a_chain_of_masked_views_equals_the_restricted_ones(kind, seed):
         assert masked.bound.value >= _brute(view, k) * (1 - 1e-12)
         np.testing.assert_array_equal(masked.words, restricted.words)
     assert not isinstance(masked._model.base, bounds.MaskedModel)
+
+
+def _rows_cannot_help_the_long_way(model, k, result):
+    w = result.weights
+    without = (model.diag * w + model.top_sums(w, k - 1, cauchy_schwarz=False)) / w
+    return float(np.max(without)) >= result.value * (1.0 - bounds._CS_GAIN)
+
+
+def _decisions_checked(monkeypatch):
+    """Every test of row_certificate's whether more exact rows can help, checked against the
+    pass over every row: (the decision, whether the exact rows alone decided it)."""
+    seen = []
+    shortcut = bounds._rows_cannot_help
+
+    def checked(model, k, result):
+        decision = shortcut(model, k, result)
+        assert decision == _rows_cannot_help_the_long_way(model, k, result)
+        on_exact = result.ratios[model.hrow]
+        seen.append((decision, bool(on_exact.size and on_exact.max() >= result.value
+                                    * (1.0 - bounds._CS_GAIN))))
+        return decision
+
+    monkeypatch.setattr(bounds, "_rows_cannot_help", checked)
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["counts", "mixed"])
+@pytest.mark.parametrize("seed", range(12))
+def test_more_rows_decided_from_the_exact_rows_as_from_every_row(monkeypatch, kind, seed):
+    """Whether more exact rows can help, read from the exact rows' ratios when they reach the
+    level, is the decision the pass over every row makes; the certificate then bounds the
+    optimum (brute force), with one exact row up to every row."""
+    rng = np.random.default_rng(seed)
+    A = _gram(rng, kind)
+    k = int(rng.integers(2, 5))
+    monkeypatch.setattr(bounds, "EXACT_ROWS", int(rng.integers(1, 5)))
+    monkeypatch.setattr(bounds, "_EXACT_ENTRIES", A.n * (A.n - 1))
+    monkeypatch.setattr(bounds, "_ESCALATION_ENTRIES", (A.n * 6, A.n * (A.n - 1)))
+    seen = _decisions_checked(monkeypatch)
+    certificate = bounds.row_certificate(A, k)
+    assert seen
+    assert certificate.bound.value >= _brute(A, k) * (1 - 1e-12)
+
+
+def test_real_sample_set_views_decide_more_rows_from_their_exact_rows(monkeypatch):
+    """The bundled KOS sample's default run: every certificate that asks whether more exact rows
+    would help (A's and the set's views) is answered by its exact rows' ratios alone, and the
+    answer is the one the pass over every row gives."""
+    from spca_cli.topics import run_topics
+
+    seen = _decisions_checked(monkeypatch)
+    run_topics(load_input(str(KOS_SAMPLE)))
+    assert len(seen) >= 6
+    assert all(decision and by_exact for decision, by_exact in seen)
