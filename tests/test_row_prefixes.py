@@ -344,7 +344,7 @@ def test_node_bound_through_row_prefixes_is_the_same_bound(seed):
     plain = node_bound(B, F, R, k - nF, w1, 4, -np.inf)
     visited = np.zeros(1)
     fast = _node_bound(B, F, R, k - nF, w2, 4, -np.inf, order, rest, visited,
-                       prefix_values(B, order))
+                       prefix_values(B, order), False)
     assert plain == pytest.approx(sorted_rows, rel=1e-12)
     assert fast == pytest.approx(sorted_rows, rel=1e-12)
     np.testing.assert_allclose(w1, w3, rtol=1e-12)
@@ -368,14 +368,16 @@ def test_a_node_of_thousands_of_rows_is_the_same_bound(seed):
     w1, w2 = w0.copy(), w0.copy()
     sorted_rows = _node_bound_by_sorting(B, F, R, 8, w1, 3)
     visited = np.zeros(1)
-    fast = _node_bound(B, F, R, 8, w2, 3, -np.inf, order, rest, visited, prefix_values(B, order))
+    fast = _node_bound(B, F, R, 8, w2, 3, -np.inf, order, rest, visited, prefix_values(B, order),
+                       True)
     assert fast == pytest.approx(sorted_rows, rel=1e-12)
     np.testing.assert_allclose(w2, w1, rtol=1e-12)
     assert 0 < visited[0] < 3 * m * m
 
 
+@pytest.mark.parametrize("rows_in_parallel", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_search_through_row_prefixes_finds_the_brute_force_optimum(seed):
+def test_search_through_row_prefixes_finds_the_brute_force_optimum(seed, rows_in_parallel):
     """The prefixed branch and bound ends at the optimum of every k-word support, and its
     anytime bound is never below it."""
     from itertools import combinations
@@ -400,10 +402,45 @@ def test_search_through_row_prefixes_finds_the_brute_force_optimum(seed):
         depth, lower, _ = branch_and_bound_prefixed(A, B, k, stack_in, stack_out, stack_w,
                                                     stack_ub, depth, best, lower, 0.0, 1, 3,
                                                     1e-12, order, rest, visited,
-                                                    prefix_values(B, order))
+                                                    prefix_values(B, order), rows_in_parallel)
         anytime = max(lower, stack_ub[:depth].max()) if depth else lower
         assert anytime >= opt * (1 - 1e-12)
     assert lower == pytest.approx(opt, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_search_reading_its_nodes_rows_in_parallel_is_the_same_search(seed):
+    """Nodes of 700 words (three blocks of rows and a part): reading their rows on the parallel
+    threads gives the same nodes, bounds, weights, best support and entries read as reading
+    them in turn, call after call of the resumable search."""
+    rng = np.random.default_rng(700 + seed)
+    m, k = 700, 6
+    X = (rng.random((300, m)) < 0.04 + 0.04 * rng.random(m)).astype(float)
+    A = X.T @ X
+    B = A.astype(np.float32)
+    order, _, rest = row_prefixes(B, 64)
+    values = prefix_values(B, order)
+    runs = []
+    for rows_in_parallel in (False, True):
+        stack_in = np.zeros((m + 2, m), dtype=np.bool_)
+        stack_out = np.zeros((m + 2, m), dtype=np.bool_)
+        stack_w = np.ones((m + 2, m))
+        stack_ub = np.full(m + 2, np.inf)
+        best = np.zeros(k, dtype=np.int64)
+        depth, lower, visited, trail = 1, 0.0, np.zeros(1), []
+        for _ in range(6):
+            depth, lower, nodes = branch_and_bound_prefixed(
+                A, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best, lower, 0.0, 3, 6,
+                1e-12, order, rest, visited, values, rows_in_parallel)
+            trail.append((depth, lower, nodes, visited[0], stack_ub[:depth].copy(),
+                          stack_w[:depth].copy(), best.copy()))
+        runs.append(trail)
+    serial, parallel = runs
+    assert serial[-1][3] > 0
+    for one, two in zip(serial, parallel):
+        assert one[:4] == two[:4]
+        for a, b in zip(one[4:], two[4:]):
+            np.testing.assert_array_equal(a, b)
 
 
 def _dense_model_entries(CT, hpos, hrow, sqd):

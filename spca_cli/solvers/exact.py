@@ -37,6 +37,7 @@ import time
 import warnings
 from concurrent.futures import Future
 
+import numba
 import numpy as np
 
 from spca_cli.bounds import (CERTIFICATE_RTOL, ROW_BOUND_SOURCE, RowCertificate, RowModel,
@@ -407,6 +408,7 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, bloc
     order, _, rest = prefixes
     work.spend(B.size)
     visited = np.zeros(1)
+    rows_in_parallel = numba.get_num_threads() > 1  # (a node's rows on the parallel threads)
     # nodes per call from what a node has read so far (a whole row per node and step at first)
     node_cost = float(m * m * _NODE_ITERATIONS)
     while depth > 0 and not work.exhausted:
@@ -421,7 +423,8 @@ def _branch(A, survivors, k, lower, floor, work, weights=None, forced=None, bloc
                 min(left, max(1, _PROGRESS_SECONDS * WORK_PER_SECOND // per_node)))
             depth, value, done = branch_and_bound_prefixed(
                 A_sub, B, k, stack_in, stack_out, stack_w, stack_ub, depth, best, value, floor,
-                piece, _NODE_ITERATIONS, _PRUNE_SLACK, order, rest, visited, values)
+                piece, _NODE_ITERATIONS, _PRUNE_SLACK, order, rest, visited, values,
+                rows_in_parallel)
             left -= done
             nodes += done
             if progress is not None and depth > 0:
