@@ -384,3 +384,34 @@ def test_a_set_topic_better_than_the_heuristics_first_topic_gets_the_proof_searc
     assert result.set_search["best_topic_kept"] is True
     assert set_search_text(result.set_search).startswith(
         "topics searched as a set; topic 1 is the best single topic (8 0 5 ...; 8.94331)")
+
+
+@pytest.mark.parametrize("signs", ["nonnegative", "mixed"])
+@pytest.mark.parametrize("seed", range(6))
+def test_replaced_values_are_the_eigenvalues_of_the_replaced_blocks(signs, seed):
+    """lambda_max of a topic with one word replaced, for every free word in every position
+    (k from 1 to 6), read from the other words' block and the secular equation: the largest
+    eigenvalue of each replaced k x k block to rounding, also after the topic moved."""
+    rng = np.random.default_rng(seed)
+    n, k = 30, 1 + seed % 6
+    Y = rng.standard_normal((12, n))
+    if signs == "nonnegative":
+        Y = np.abs(Y)
+    A = Gram.from_dense(Y.T @ Y)
+    D = A.to_dense()
+    supports = [np.arange(k), np.arange(k, 2 * k)]
+    state = SetState(A, supports)
+    for _ in range(2):
+        free = np.flatnonzero(~state.used())
+        words = np.repeat(free, k)
+        positions = np.tile(np.arange(k), free.size)
+        got = state.replaced_values(0, words, positions)
+        want = []
+        for v, p in zip(words, positions):
+            support = state.supports[0].copy()
+            support[p] = v
+            want.append(np.linalg.eigvalsh(D[np.ix_(support, support)])[-1])
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11 * np.abs(D).max())
+        moved = state.supports[0].copy()
+        moved[0] = free[0]
+        state.apply({0: moved}, state.moved({0: moved})[0])

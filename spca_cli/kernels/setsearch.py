@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["replacement_gains"]
+from spca_cli.kernels.greedy import _largest_root
+
+__all__ = ["replacement_gains", "replaced_lmax"]
 
 
 @njit(cache=True, nogil=True)
@@ -28,4 +30,31 @@ def replacement_gains(cols, x, z, a, root, diag, value, out, first):
             half = 0.5 * (a[u] - c)
             mu = 0.5 * (a[u] + c) + np.sqrt(half * half + b * b)
             out[v, first + u] = mu - value if np.isfinite(mu) else -np.inf
+    return out
+
+
+@njit(cache=True, nogil=True)
+def replaced_lmax(mu, Q, cols, rest, diag, positions, words, out):
+    """lambda_max of one topic's block with its ``positions[c]``-th word replaced by
+    ``words[c]``, into ``out[c]``: the bordered matrix [[B_p, b], [b^T, A_vv]] of B_p, the
+    block of the topic's other k - 1 words (positions ``rest[p]``; eigenvalues ``mu[p]``
+    ascending, eigenvectors the columns of ``Q[p]``), and b = A[T_rest, v] from the columns
+    A[:, T] (``cols``), by its secular equation (as :func:`~spca_cli.kernels.greedy.
+    bordered_lmax`): k - 1 multiplications a word and a few Newton steps, where a k x k
+    eigenvalue problem per replacement took 59 ms of the KOS sample's run."""
+    m = mu.shape[1]
+    z = np.empty(m)
+    for c in range(words.shape[0]):
+        p = positions[c]
+        v = words[c]
+        if m == 0:  # (a topic of one word: the replacement alone)
+            out[c] = diag[v]
+            continue
+        for i in range(m):
+            s = 0.0
+            for r in range(m):
+                s += Q[p, r, i] * cols[v, rest[p, r]]
+            z[i] = s
+        scale = max(abs(mu[p, m - 1]), abs(mu[p, 0]), 1e-300)
+        out[c] = _largest_root(mu[p], z, diag[v], scale)
     return out

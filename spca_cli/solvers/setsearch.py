@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spca_cli.coherence import npmi_pairs
-from spca_cli.kernels.setsearch import replacement_gains
+from spca_cli.kernels.setsearch import replaced_lmax, replacement_gains
 
 __all__ = ["SetState", "improve_set", "set_total", "with_first", "polish_coherence"]
 
@@ -79,6 +79,7 @@ class SetState:
         # per topic, (position, word) -> lambda_max with that replacement, while its words stay
         # (a step of the search measures the same moves of the topics it did not change again)
         self._replaced = [{} for _ in self.supports]
+        self._borders = [None] * len(self.supports)  # per topic, _bordered's decompositions
 
     @property
     def values(self):
@@ -135,9 +136,27 @@ class SetState:
         new = list(dict.fromkeys(key for key in keys if key not in known))
         if new:
             ps, vs = (np.array(column, dtype=np.int64) for column in zip(*new))
-            for key, value in zip(new, np.linalg.eigvalsh(self.blocks(j, vs, ps))[:, -1]):
+            mu, Q, rest = self._bordered(j)
+            values = replaced_lmax(mu, Q, self.columns[j], rest, self.diag, ps, vs,
+                                   np.empty(ps.size))
+            for key, value in zip(new, values):
                 known[key] = value
         return np.array([known[key] for key in keys], dtype=np.float64)
+
+    def _bordered(self, j):
+        """``(mu, Q, rest)`` of topic j for :func:`~spca_cli.kernels.setsearch.replaced_lmax`:
+        for each position p, the other positions ``rest[p]`` and the eigenpairs of their block
+        (the lower triangle, as NumPy's ``eigh`` reads it), in one batch per support."""
+        if self._borders[j] is None:
+            k = self.k
+            rest = np.array([np.delete(np.arange(k), p) for p in range(k)], dtype=np.int64)
+            if k == 1:
+                mu, Q = np.zeros((1, 0)), np.zeros((1, 0, 0))
+            else:
+                block = self.columns[j][self.supports[j]]  # A[T, T]: row a is A[T_a, T]
+                mu, Q = np.linalg.eigh(block[rest[:, :, None], rest[:, None, :]])
+            self._borders[j] = (mu, np.ascontiguousarray(Q), rest.reshape(k, k - 1))
+        return self._borders[j]
 
     def moved(self, changes):
         """The supports after ``changes`` ({topic: new support}, each one word away from the
@@ -163,6 +182,7 @@ class SetState:
                 cols[:, new] = self.A.columns(support[new])
             self.supports[j], self.columns[j], self.pairs[j] = support, cols, pairs[j]
             self._replaced[j] = {}
+            self._borders[j] = None
 
 
 def _largest(M, count, rows_ok=None, columns_ok=None):
