@@ -1006,8 +1006,8 @@ def _node_bound(B, F, R, slots, w, n_iter, stop_below, order, rest, visited, pva
 
     Inlined into its callers (numba's ``inline="always"``): in :func:`branch_and_bound_prefixed`,
     a parallel kernel, with ``rows_in_parallel`` the blocks of :data:`_NODE_BLOCK` rows of a
-    larger node run on the parallel threads (the KOS sample's re-solved topic: 17 nodes of 919
-    words in 31 ms against 55 on one thread); elsewhere, or without it (one thread: the launch
+    larger node run on the parallel threads (the KOS sample's re-solved topic: 17 nodes of about
+    920 words in 31 ms against 55 on one thread); elsewhere, or without it (one thread: the launch
     alone would cost), they run in turn, with the same sums. (Not a ``parallel=True`` kernel of
     its own: a cached kernel that calls one does not load reliably from numba's cache.)"""
     nF = F.shape[0]

@@ -452,7 +452,7 @@ def _dense_block(A, survivors, words):
         if survivors.CT.dtype == np.float32 and A.exact_columns():
             # integer counts, each A'_ij formed exactly whichever word's column holds it: the
             # rows are symmetric and float32 already (the passes below give the same numbers,
-            # in about twice the time: 31-39 ms against 14-20 on a KOS sample topic's 919 words)
+            # in about twice the time: 31-39 ms against 14-20 on a KOS sample topic's 920 words)
             B = np.ascontiguousarray(survivors.CT[survivors.hpos])
             return _with_prefixes(B.astype(np.float64), B)
         A_sub = survivors.dense()

@@ -129,8 +129,8 @@ class SetState:
 
     def replaced_values(self, j, words, positions):
         """lambda_max(A[T', T']) for each T' = T_j with its ``positions[c]``-th word replaced by
-        ``words[c]``: the k x k eigenvalue problems not measured since T_j last changed, solved
-        in one batch."""
+        ``words[c]``: those not measured since T_j last changed, in one batch, each from the
+        block of T_j's other words (:meth:`_bordered`) and its secular equation."""
         known = self._replaced[j]
         keys = list(zip(np.asarray(positions).tolist(), np.asarray(words).tolist()))
         new = list(dict.fromkeys(key for key in keys if key not in known))
