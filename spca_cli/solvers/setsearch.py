@@ -433,19 +433,25 @@ class _Offer:
         return gain >= self.gain_floor or float(np.max(cheap[word])) >= self.cheap_floor
 
 
-def _best_replacement(state, j, track, G, free, spent, allowed, candidates):
+def _row_tops(track, G, j, k):
+    """Each word's best NPMI gain and best mu-gain over topic j's positions (``track``, its
+    columns of G): they change only when topic j does (max_p (r_p - c) is max_p r_p - c
+    exactly: rounding keeps the order)."""
+    return _row_max(track.replaced()) - track.value, _row_max(G[:, j * k:(j + 1) * k])
+
+
+def _best_replacement(state, j, track, free, spent, allowed, candidates, tops):
     """Topic j's :class:`_Offer`: among its candidate words (the ``candidates`` best by the NPMI
     they give and the ``candidates`` cheapest by the mu screening, each in every position,
     measured exactly in one batch), the replacement of best NPMI gain per unit of variance
-    lost that keeps ``spent`` within ``allowed``."""
+    lost that keeps ``spent`` within ``allowed``. ``tops``: :func:`_row_tops` of topic j."""
     k = state.k
     value = state.pairs[j][0]
     replaced = track.replaced()
     words, floors = set(), []
-    # each word's best NPMI gain and mu-gain over the positions, -inf for a word that is not
-    # free (max_p (r_p - c) is max_p r_p - c exactly: rounding keeps the order)
-    for top in (_row_max(replaced) - track.value, _row_max(G[:, j * k:(j + 1) * k])):
-        top[~free] = -np.inf
+    for top in tops:
+        top = top.copy()
+        top[~free] = -np.inf  # (a word that is not free is no candidate)
         count = min(candidates, top.size)
         chosen = np.argpartition(-top, count - 1)[:count]
         words.update(chosen.tolist())
@@ -500,17 +506,20 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
     steps = 0
     G = state.gains()
     offers = [None] * K  # each topic's best replacement while its candidates stay the same
+    tops = [None] * K  # each topic's _row_tops while its words stay the same
     while True:
         free = ~state.used() & state.allowed
         for j in range(K):
             if j not in frozen and offers[j] is None:
-                offers[j] = _best_replacement(state, j, tracks[j], G, free, spent[j],
-                                              allowed[j], candidates)
+                if tops[j] is None:
+                    tops[j] = _row_tops(tracks[j], G, j, k)
+                offers[j] = _best_replacement(state, j, tracks[j], free, spent[j], allowed[j],
+                                              candidates, tops[j])
                 if offers[j].support is not None and pending[j] is not None:
                     allowed[j] = np.minimum(allowed[j], np.maximum(float(pending[j]()), 0.0))
                     pending[j] = None
-                    offers[j] = _best_replacement(state, j, tracks[j], G, free, spent[j],
-                                                  allowed[j], candidates)
+                    offers[j] = _best_replacement(state, j, tracks[j], free, spent[j],
+                                                  allowed[j], candidates, tops[j])
         made = [offer for offer in offers if offer is not None and offer.support is not None]
         if not made:
             return steps
@@ -524,7 +533,7 @@ def polish_coherence(state, S, *, share, frozen=(), limits=None,
         tracks[j].update(best.support)
         spent[j] += best.loss
         steps += 1
-        offers[j] = None
+        offers[j] = tops[j] = None
         # another topic's offer stands unless its candidates change: the word taken was one
         # of them, or the word given back now ranks among them
         for i, offer in enumerate(offers):
