@@ -155,7 +155,7 @@ class SetState:
             else:
                 block = self.columns[j][self.supports[j]]  # A[T, T]: row a is A[T_a, T]
                 mu, Q = np.linalg.eigh(block[rest[:, :, None], rest[:, None, :]])
-            self._borders[j] = (mu, np.ascontiguousarray(Q), rest.reshape(k, k - 1))
+            self._borders[j] = (mu, np.ascontiguousarray(Q), rest)
         return self._borders[j]
 
     def moved(self, changes):
